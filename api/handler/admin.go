@@ -1,0 +1,153 @@
+package handler
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"orderflow/apperr"
+	"orderflow/catalog"
+	"orderflow/model"
+)
+
+var (
+	errBadID     = apperr.New(apperr.Invalid, "invalid_id", "id must be a positive integer")
+	errBadStatus = apperr.New(apperr.Invalid, "invalid_status", "unknown status")
+)
+
+func pathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, errBadID
+	}
+	return id, nil
+}
+
+func (h *Handler) createUser(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Name         string `json:"name"`
+		BalanceCents int64  `json:"balance_cents"`
+	}
+	if err := decode(r, &b); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	u, err := h.uc.Accounts.Create(r.Context(), b.Name, b.BalanceCents)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, u)
+}
+
+func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	u, err := h.uc.Accounts.Get(r.Context(), id)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		ID                    int64      `json:"id"`
+		Name                  string     `json:"name"`
+		BalanceCents          int64      `json:"balance_cents"`
+		SubscriptionExpiresAt *time.Time `json:"subscription_expires_at"`
+	}{u.ID, u.Name, u.BalanceCents, u.SubscriptionExpiresAt})
+}
+
+func (h *Handler) createProduct(w http.ResponseWriter, r *http.Request) {
+	var b catalog.NewProduct
+	if err := decode(r, &b); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	id, err := h.uc.Catalog.CreateProduct(r.Context(), b)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]int64{"id": id})
+}
+
+func (h *Handler) addCards(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	var b struct {
+		Codes []string `json:"codes"`
+	}
+	if err := decode(r, &b); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	n, err := h.uc.Catalog.AddCards(r.Context(), id, b.Codes)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]int{"added": n})
+}
+
+func (h *Handler) getProduct(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	p, err := h.uc.Catalog.Product(r.Context(), id)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var status *model.OrderStatus
+	if s := q.Get("status"); s != "" {
+		st, ok := model.ParseOrderStatus(s)
+		if !ok {
+			writeError(w, r, h.log, errBadStatus)
+			return
+		}
+		status = &st
+	}
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	before, _ := strconv.ParseInt(q.Get("before_id"), 10, 64)
+	if before <= 0 {
+		before = 1 << 62
+	}
+	orders, err := h.uc.Orders.List(r.Context(), status, before, limit)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"orders": orders})
+}
+
+func (h *Handler) getOrderAdmin(w http.ResponseWriter, r *http.Request) {
+	v, err := h.uc.Orders.GetAdmin(r.Context(), r.PathValue("order_no"))
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (h *Handler) retryOrder(w http.ResponseWriter, r *http.Request) {
+	if err := h.uc.Orders.Retry(r.Context(), r.PathValue("order_no")); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"result": "queued"})
+}

@@ -1,0 +1,73 @@
+package handler
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"orderflow/apperr"
+	"orderflow/model"
+)
+
+type ctxKey int
+
+const userKey ctxKey = 1
+
+var (
+	errUnauthorized = apperr.New(apperr.Unauthorized, "unauthorized", "missing or unknown bearer token")
+	errForbidden    = apperr.New(apperr.Forbidden, "forbidden", "user_id must be the caller")
+)
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if t, ok := strings.CutPrefix(h, "Bearer "); ok {
+		return strings.TrimSpace(t)
+	}
+	return ""
+}
+
+// caller is who a request acts as: a buyer, or the admin.
+type caller struct {
+	user  *model.User
+	admin bool
+}
+
+func (h *Handler) isAdmin(token string) bool {
+	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(h.adminToken)) == 1
+}
+
+// requireUser admits buyers (and, where admin is true, the admin token).
+func (h *Handler) requireUser(allowAdmin bool, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		token := bearer(r)
+		c := &caller{}
+		if allowAdmin && h.isAdmin(token) {
+			c.admin = true
+		} else {
+			u, err := h.uc.Accounts.Authenticate(r.Context(), token)
+			if err != nil {
+				writeError(w, r, h.log, err)
+				return
+			}
+			c.user = u
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), userKey, c)))
+	}
+}
+
+func callerOf(r *http.Request) *caller {
+	c, _ := r.Context().Value(userKey).(*caller)
+	return c
+}
+
+// requireAdmin admits only the admin token.
+func (h *Handler) requireAdmin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.isAdmin(bearer(r)) {
+			writeError(w, r, h.log, errUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

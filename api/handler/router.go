@@ -1,0 +1,49 @@
+// Package handler is the HTTP API: routing, authentication and thin handlers
+// that decode, make one use-case call and map the result.
+package handler
+
+import (
+	"net/http"
+
+	"orderflow/health"
+	"orderflow/svc"
+
+	"go.uber.org/zap"
+)
+
+// Handler serves the API.
+type Handler struct {
+	uc         *svc.UseCases
+	log        *zap.Logger
+	adminToken string
+	paySecret  string
+}
+
+// NewRouter returns the API's routes.
+func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
+	h := &Handler{uc: uc, log: sc.Log, adminToken: sc.Config.AdminToken, paySecret: sc.Config.PaySecret}
+	hc := &health.Checker{DB: sc.DB, Redis: sc.Redis}
+	admin := func(f http.HandlerFunc) http.Handler { return h.requireAdmin(f) }
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", hc.Live)
+	mux.HandleFunc("GET /readyz", hc.Ready)
+
+	mux.HandleFunc("POST /api/v1/orders", h.requireUser(false, h.createOrder))
+	mux.HandleFunc("GET /api/v1/orders/{order_no}", h.requireUser(true, h.getOrder))
+	mux.HandleFunc("POST /api/v1/payments/notify", h.paymentNotify)
+
+	mux.Handle("POST /api/v1/admin/users", admin(h.createUser))
+	mux.Handle("GET /api/v1/admin/users/{id}", admin(h.getUser))
+	mux.Handle("POST /api/v1/admin/products", admin(h.createProduct))
+	mux.Handle("POST /api/v1/admin/products/{id}/cards", admin(h.addCards))
+	mux.Handle("GET /api/v1/admin/products/{id}", admin(h.getProduct))
+	mux.Handle("GET /api/v1/admin/orders", admin(h.listOrders))
+	mux.Handle("GET /api/v1/admin/orders/{order_no}", admin(h.getOrderAdmin))
+	mux.Handle("POST /api/v1/admin/orders/{order_no}/retry", admin(h.retryOrder))
+
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint"}})
+	})
+	return mux
+}

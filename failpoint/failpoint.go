@@ -1,0 +1,151 @@
+// Package failpoint lets tests make a process die or fail at named points
+// without editing code. Points are armed from the ORDERFLOW_FAILPOINTS
+// environment variable (for child processes) or with Enable (in-process):
+//
+//	ORDERFLOW_FAILPOINTS="activate/after-claim=exit;activate/deliver=error@ORDERNO"
+//
+// Actions: exit (os.Exit(ExitCode) at once, like kill -9 mid-step), error
+// (Inject returns ErrInjected), sleep(<duration>) (then carry on), off.
+// "@key" limits a point to one object (an order or group number); "N*action"
+// fires N times and then disarms.
+package failpoint
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ExitCode is the status a process exits with at an "exit" failpoint, so a
+// test can tell an injected death from a crash.
+const ExitCode = 77
+
+// ErrInjected is returned by Inject at an "error" failpoint.
+var ErrInjected = errors.New("failpoint: injected error")
+
+// Names of the points the product defines.
+const (
+	ActivateAfterClaim     = "activate/after-claim"
+	ActivateAfterEffect    = "activate/after-effect"
+	ActivateBeforeFinalize = "activate/before-finalize"
+	ActivateDeliver        = "activate/deliver"
+)
+
+type point struct {
+	action string
+	arg    time.Duration
+	key    string
+	count  int // remaining firings; <0 = unlimited
+}
+
+var (
+	mu     sync.Mutex
+	points = map[string]*point{}
+	armed  bool
+)
+
+func init() {
+	if spec := os.Getenv("ORDERFLOW_FAILPOINTS"); spec != "" {
+		if err := EnableSpec(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "ORDERFLOW_FAILPOINTS:", err)
+			os.Exit(2)
+		}
+	}
+}
+
+// EnableSpec arms every point in a "name=action[@key];…" list.
+func EnableSpec(spec string) error {
+	for _, item := range strings.FieldsFunc(spec, func(r rune) bool { return r == ';' || r == ',' }) {
+		name, action, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return fmt.Errorf("%q: want name=action", item)
+		}
+		if err := Enable(name, action); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Enable arms one point. See the package doc for the action syntax.
+func Enable(name, action string) error {
+	p := &point{count: -1}
+	action, p.key, _ = strings.Cut(action, "@")
+	if n, rest, ok := strings.Cut(action, "*"); ok {
+		c, err := strconv.Atoi(n)
+		if err != nil {
+			return fmt.Errorf("failpoint %s: bad count %q", name, n)
+		}
+		p.count, action = c, rest
+	}
+	switch {
+	case action == "exit" || action == "error":
+		p.action = action
+	case action == "off":
+		Disable(name)
+		return nil
+	case strings.HasPrefix(action, "sleep(") && strings.HasSuffix(action, ")"):
+		d, err := time.ParseDuration(action[len("sleep(") : len(action)-1])
+		if err != nil {
+			return fmt.Errorf("failpoint %s: %w", name, err)
+		}
+		p.action, p.arg = "sleep", d
+	default:
+		return fmt.Errorf("failpoint %s: unknown action %q", name, action)
+	}
+	mu.Lock()
+	points[name] = p
+	armed = true
+	mu.Unlock()
+	return nil
+}
+
+// Disable disarms one point.
+func Disable(name string) {
+	mu.Lock()
+	delete(points, name)
+	armed = len(points) > 0
+	mu.Unlock()
+}
+
+// Reset disarms every point.
+func Reset() {
+	mu.Lock()
+	points = map[string]*point{}
+	armed = false
+	mu.Unlock()
+}
+
+// Inject is called by the product at a named point for one object (key).
+// It does nothing unless the point is armed for that key.
+func Inject(name, key string) error {
+	mu.Lock()
+	if !armed {
+		mu.Unlock()
+		return nil
+	}
+	p := points[name]
+	if p == nil || (p.key != "" && p.key != key) || p.count == 0 {
+		mu.Unlock()
+		return nil
+	}
+	if p.count > 0 {
+		p.count--
+	}
+	action, arg := p.action, p.arg
+	mu.Unlock()
+	switch action {
+	case "exit":
+		fmt.Fprintf(os.Stderr, "failpoint %s fired for %s: exiting\n", name, key)
+		os.Exit(ExitCode)
+	case "error":
+		return fmt.Errorf("%w at %s", ErrInjected, name)
+	case "sleep":
+		time.Sleep(arg)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package model
+
+import (
+	"context"
+	"time"
+)
+
+// InsertCards adds UNSOLD keys to a card product. A code that already exists
+// anywhere fails the whole batch (unique key), so nothing is half-added.
+func (s *Store) InsertCards(ctx context.Context, productID int64, codes []string, at time.Time) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		const batch = 500
+		for i := 0; i < len(codes); i += batch {
+			end := min(i+batch, len(codes))
+			q := `INSERT INTO card_keys (product_id, code, status, updated_at) VALUES `
+			args := make([]any, 0, 4*(end-i))
+			for j, c := range codes[i:end] {
+				if j > 0 {
+					q += ", "
+				}
+				q += "(?, ?, 'UNSOLD', ?)"
+				args = append(args, productID, c, at)
+			}
+			if _, err := tx.exec(ctx, q, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// LockCards moves qty sellable keys (UNSOLD or RECYCLED) of a product to
+// LOCKED for an order and reports how many it got.
+func (s *Store) LockCards(ctx context.Context, productID, orderID int64, qty int, at time.Time) (int64, error) {
+	return s.exec(ctx,
+		`UPDATE card_keys SET status = 'LOCKED', order_id = ?, updated_at = ?
+		 WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT ?`,
+		orderID, at, productID, qty)
+}
+
+// SellCards moves an order's LOCKED keys to SOLD and reports how many moved.
+func (s *Store) SellCards(ctx context.Context, orderID int64, at time.Time) (int64, error) {
+	return s.exec(ctx, `UPDATE card_keys SET status = 'SOLD', updated_at = ? WHERE order_id = ? AND status = 'LOCKED'`, at, orderID)
+}
+
+// SoldCodes returns the codes sold to an order.
+func (s *Store) SoldCodes(ctx context.Context, orderID int64) ([]string, error) {
+	var codes []string
+	err := s.all(ctx, &codes, `SELECT code FROM card_keys WHERE order_id = ? AND status = 'SOLD' ORDER BY id`, orderID)
+	return codes, err
+}
+
+// CardCounts returns a product's key count per status.
+func (s *Store) CardCounts(ctx context.Context, productID int64) (map[string]int64, error) {
+	var rows []struct {
+		Status string
+		N      int64
+	}
+	if err := s.all(ctx, &rows, `SELECT status, COUNT(*) AS n FROM card_keys WHERE product_id = ? GROUP BY status`, productID); err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, nil
+}

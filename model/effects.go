@@ -1,0 +1,73 @@
+package model
+
+import (
+	"context"
+	"time"
+)
+
+// ClaimEffect records that an order's delivery effect is being applied and
+// reports false when it already was. Run it in the same transaction as the
+// effect: the primary key (order_id, effect) is what makes the effect once-only.
+func (s *Store) ClaimEffect(ctx context.Context, orderID int64, effect, detail string, at time.Time) (bool, error) {
+	return s.insertIgnoringDuplicate(ctx,
+		`INSERT INTO order_effects (order_id, effect, detail, created_at) VALUES (?, ?, ?, ?)`,
+		orderID, effect, detail, at)
+}
+
+// InsertStockFlow records a stock movement once per (order, type).
+func (s *Store) InsertStockFlow(ctx context.Context, productID, orderID int64, flowType, qty int, at time.Time) (bool, error) {
+	return s.insertIgnoringDuplicate(ctx,
+		`INSERT INTO stock_flows (product_id, order_id, flow_type, quantity, created_at) VALUES (?, ?, ?, ?, ?)`,
+		productID, orderID, flowType, qty, at)
+}
+
+// Payment is one payment notification from the provider, once per trade.
+type Payment struct {
+	ID          int64
+	TradeNo     string
+	OrderID     int64
+	AmountCents int64
+	Disposition string
+	CreatedAt   time.Time
+}
+
+// InsertPayment records a payment and reports false if the trade was already recorded.
+func (s *Store) InsertPayment(ctx context.Context, p *Payment) (bool, error) {
+	return s.insertIgnoringDuplicate(ctx,
+		`INSERT INTO payments (trade_no, order_id, amount_cents, disposition, created_at) VALUES (?, ?, ?, ?, ?)`,
+		p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
+}
+
+// SetPaymentDisposition records what a payment turned out to be.
+func (s *Store) SetPaymentDisposition(ctx context.Context, tradeNo, disposition string) error {
+	_, err := s.exec(ctx, `UPDATE payments SET disposition = ? WHERE trade_no = ?`, disposition, tradeNo)
+	return err
+}
+
+// PaymentsForOrder lists an order's payments.
+func (s *Store) PaymentsForOrder(ctx context.Context, orderID int64) ([]Payment, error) {
+	var out []Payment
+	err := s.all(ctx, &out, `SELECT * FROM payments WHERE order_id = ? ORDER BY id`, orderID)
+	return out, err
+}
+
+// InsertIdempotencyKey binds a buyer's Idempotency-Key to an order; false
+// means the key is already bound.
+func (s *Store) InsertIdempotencyKey(ctx context.Context, userID int64, key string, orderID int64, at time.Time) (bool, error) {
+	return s.insertIgnoringDuplicate(ctx,
+		`INSERT INTO idempotency_keys (user_id, idem_key, order_id, created_at) VALUES (?, ?, ?, ?)`,
+		userID, key, orderID, at)
+}
+
+// IdempotentOrderID returns the order a buyer's key was bound to at or after since.
+func (s *Store) IdempotentOrderID(ctx context.Context, userID int64, key string, since time.Time) (int64, error) {
+	var id int64
+	err := s.first(ctx, &id, `SELECT order_id FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND created_at >= ?`, userID, key, since)
+	return id, err
+}
+
+// ExpireIdempotencyKey drops a key older than since so it can be bound again.
+func (s *Store) ExpireIdempotencyKey(ctx context.Context, userID int64, key string, since time.Time) error {
+	_, err := s.exec(ctx, `DELETE FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND created_at < ?`, userID, key, since)
+	return err
+}

@@ -1,0 +1,32 @@
+package model
+
+import (
+	"context"
+	"time"
+)
+
+// Event is one status move in the history of an order, refund or group.
+type Event struct {
+	ID         int64     `json:"-"`
+	ObjectType string    `json:"object"`
+	ObjectNo   string    `json:"object_no"`
+	FromStatus string    `json:"from"`
+	ToStatus   string    `json:"to"`
+	Reason     string    `json:"reason"`
+	CreatedAt  time.Time `json:"at"`
+}
+
+// InsertEvent appends to the event history.
+func (s *Store) InsertEvent(ctx context.Context, e Event) error {
+	_, err := s.exec(ctx,
+		`INSERT INTO events (object_type, object_no, from_status, to_status, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		e.ObjectType, e.ObjectNo, e.FromStatus, e.ToStatus, e.Reason, e.CreatedAt)
+	return err
+}
+
+// EventsFor returns an object's history, oldest first.
+func (s *Store) EventsFor(ctx context.Context, objectType, objectNo string) ([]Event, error) {
+	var out []Event
+	err := s.all(ctx, &out, `SELECT * FROM events WHERE object_type = ? AND object_no = ? ORDER BY id`, objectType, objectNo)
+	return out, err
+}

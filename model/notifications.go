@@ -1,0 +1,42 @@
+package model
+
+import (
+	"context"
+	"time"
+)
+
+// Notification is a message for a shop owner or the admin, kept until acknowledged.
+type Notification struct {
+	ID          int64
+	NotifyID    string
+	Kind        string
+	Subject     string
+	Recipient   string
+	Message     string
+	Attempts    int
+	LastError   string
+	CreatedAt   time.Time
+	DeliveredAt *time.Time
+}
+
+// InsertNotification records a notification once per NotifyID.
+func (s *Store) InsertNotification(ctx context.Context, n *Notification) error {
+	_, err := s.insertIgnoringDuplicate(ctx,
+		`INSERT INTO notifications (notify_id, kind, subject, recipient, message, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		n.NotifyID, n.Kind, n.Subject, n.Recipient, n.Message, n.CreatedAt)
+	return err
+}
+
+// NotificationsByKind lists notifications of one kind, oldest first.
+func (s *Store) NotificationsByKind(ctx context.Context, kind string) ([]Notification, error) {
+	var out []Notification
+	err := s.all(ctx, &out, `SELECT * FROM notifications WHERE kind = ? ORDER BY id`, kind)
+	return out, err
+}
+
+// CountUndelivered returns how many notifications wait for delivery.
+func (s *Store) CountUndelivered(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.first(ctx, &n, `SELECT COUNT(*) FROM notifications WHERE delivered_at IS NULL`)
+	return n, err
+}

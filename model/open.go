@@ -1,0 +1,64 @@
+package model
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	gormmysql "gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// PoolConfig sizes the connection pool.
+type PoolConfig struct {
+	MaxOpen int
+	MaxIdle int
+}
+
+// Open connects to MySQL/MariaDB with the ledger's session settings: UTC,
+// parsed times, utf8mb4 and READ COMMITTED, so a read after a 0-row UPDATE
+// sees the committed truth.
+func Open(dsn string, pool PoolConfig) (*gorm.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse mysql dsn: %w", err)
+	}
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["charset"] = "utf8mb4"
+	cfg.Params["time_zone"] = "'+00:00'"
+	// MariaDB < 11.1 knows only tx_isolation, MySQL 8 only transaction_isolation.
+	var db *gorm.DB
+	for _, v := range []string{"transaction_isolation", "tx_isolation"} {
+		delete(cfg.Params, "transaction_isolation")
+		delete(cfg.Params, "tx_isolation")
+		cfg.Params[v] = "'READ-COMMITTED'"
+		db, err = gorm.Open(gormmysql.New(gormmysql.Config{DSNConfig: cfg}), &gorm.Config{
+			Logger:                 logger.Discard,
+			SkipDefaultTransaction: true,
+			PrepareStmt:            true,
+		})
+		if err == nil || mysqlErrno(err) != 1193 {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open mysql: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	if pool.MaxOpen > 0 {
+		sqlDB.SetMaxOpenConns(pool.MaxOpen)
+	}
+	if pool.MaxIdle > 0 {
+		sqlDB.SetMaxIdleConns(pool.MaxIdle)
+	}
+	sqlDB.SetConnMaxLifetime(30 * time.Minute)
+	return db, nil
+}

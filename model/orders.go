@@ -1,0 +1,188 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Order is one purchase, from pending to a terminal status.
+type Order struct {
+	ID          int64
+	OrderNo     string
+	UserID      int64
+	ProductID   int64
+	Kind        ProductKind
+	Quantity    int
+	AmountCents int64
+	Status      OrderStatus
+	TradeNo     *string
+	ActivateGen int
+	Attempts    int
+	ClaimToken  *string
+	ClaimTaskID *string
+	ClaimedAt   *time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	ExpireAt    time.Time
+	PaidAt      *time.Time
+	FinishedAt  *time.Time
+	ClosedAt    *time.Time
+}
+
+// InsertOrder creates a pending order and sets its ID.
+func (s *Store) InsertOrder(ctx context.Context, o *Order) error {
+	if _, err := s.exec(ctx,
+		`INSERT INTO orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, created_at, updated_at, expire_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.OrderNo, o.UserID, o.ProductID, o.Kind, o.Quantity, o.AmountCents, o.Status, o.CreatedAt, o.UpdatedAt, o.ExpireAt); err != nil {
+		return err
+	}
+	return s.first(ctx, &o.ID, `SELECT LAST_INSERT_ID()`)
+}
+
+// OrderByNo loads an order by its number.
+func (s *Store) OrderByNo(ctx context.Context, orderNo string) (*Order, error) {
+	var o Order
+	if err := s.first(ctx, &o, `SELECT * FROM orders WHERE order_no = ?`, orderNo); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// OrderByID loads an order by its primary key.
+func (s *Store) OrderByID(ctx context.Context, id int64) (*Order, error) {
+	var o Order
+	if err := s.first(ctx, &o, `SELECT * FROM orders WHERE id = ?`, id); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// ListOrders pages through orders, newest first, optionally of one status.
+func (s *Store) ListOrders(ctx context.Context, status *OrderStatus, beforeID int64, limit int) ([]Order, error) {
+	q := `SELECT * FROM orders WHERE id < ?`
+	args := []any{beforeID}
+	if status != nil {
+		q += ` AND status = ?`
+		args = append(args, *status)
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, limit)
+	var out []Order
+	err := s.all(ctx, &out, q, args...)
+	return out, err
+}
+
+// OrdersInStatusSince lists orders that have sat in status since before
+// `before` (by updated_at), oldest first — the sweepers' query.
+func (s *Store) OrdersInStatusSince(ctx context.Context, status OrderStatus, before time.Time, limit int) ([]Order, error) {
+	var out []Order
+	err := s.all(ctx, &out,
+		`SELECT * FROM orders WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?`, status, before, limit)
+	return out, err
+}
+
+// CountOrdersByStatus returns the number of orders per status.
+func (s *Store) CountOrdersByStatus(ctx context.Context) (map[OrderStatus]int64, error) {
+	var rows []struct {
+		Status OrderStatus
+		N      int64
+	}
+	if err := s.all(ctx, &rows, `SELECT status, COUNT(*) AS n FROM orders GROUP BY status`); err != nil {
+		return nil, err
+	}
+	out := map[OrderStatus]int64{}
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, nil
+}
+
+// OrderMove is one conditional status change of an order.
+type OrderMove struct {
+	From, To OrderStatus
+	Reason   string
+	At       time.Time
+	// Set holds extra columns to write with the move (column → value).
+	Set map[string]any
+	// Token, when set, also requires claim_token = Token: only the claim's
+	// holder may finalize or release it.
+	Token string
+	// NextGen, when set, re-enters the order into the queue under a new
+	// generation: it writes activate_gen = NextGen and requires
+	// activate_gen = NextGen-1, so two sweepers cannot both re-queue it.
+	NextGen int
+	// CountAttempt adds one to the order's activation attempts.
+	CountAttempt bool
+}
+
+// MoveOrder applies m to order id with one UPDATE naming the status it leaves,
+// by primary key, and records the event in the same statement's transaction
+// (callers run it inside InTx). It reports false when 0 rows moved: someone
+// else moved the order first.
+func (s *Store) MoveOrder(ctx context.Context, id int64, orderNo string, m OrderMove) (bool, error) {
+	if !CanMoveOrder(m.From, m.To) {
+		return false, fmt.Errorf("move order %s: %s→%s is not an allowed move", orderNo, m.From, m.To)
+	}
+	cols := make([]string, 0, len(m.Set))
+	for c := range m.Set {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	var b strings.Builder
+	b.WriteString(`UPDATE orders SET status = ?, updated_at = ?`)
+	args := []any{m.To, m.At}
+	for _, c := range cols {
+		b.WriteString(", " + c + " = ?")
+		args = append(args, m.Set[c])
+	}
+	if m.NextGen > 0 {
+		b.WriteString(", activate_gen = ?")
+		args = append(args, m.NextGen)
+	}
+	if m.CountAttempt {
+		b.WriteString(", attempts = attempts + 1")
+	}
+	b.WriteString(` WHERE id = ? AND status = ?`)
+	args = append(args, id, m.From)
+	if m.Token != "" {
+		b.WriteString(` AND claim_token = ?`)
+		args = append(args, m.Token)
+	}
+	if m.NextGen > 0 {
+		b.WriteString(` AND activate_gen = ?`)
+		args = append(args, m.NextGen-1)
+	}
+	n, err := s.exec(ctx, b.String(), args...)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	return true, s.InsertEvent(ctx, Event{
+		ObjectType: "order", ObjectNo: orderNo,
+		FromStatus: m.From.String(), ToStatus: m.To.String(),
+		Reason: m.Reason, CreatedAt: m.At,
+	})
+}
+
+// TakeOverClaim lets a task redelivered after its lease expired take over the
+// claim it made itself (same task ID) under a new token. Not a status move:
+// the order stays claimed.
+func (s *Store) TakeOverClaim(ctx context.Context, id int64, taskID, oldToken, newToken string, at time.Time) (bool, error) {
+	n, err := s.exec(ctx,
+		`UPDATE orders SET claim_token = ?, claimed_at = ?, updated_at = ?, attempts = attempts + 1
+		 WHERE id = ? AND status = ? AND claim_task_id = ? AND claim_token = ?`,
+		newToken, at, at, id, OrderClaimed, taskID, oldToken)
+	return n == 1, err
+}
+
+// RequeueOrder gives a paid order whose task was lost a new generation
+// (paid stays paid, so it is not a status move).
+func (s *Store) RequeueOrder(ctx context.Context, id int64, nextGen int, at time.Time) (bool, error) {
+	n, err := s.exec(ctx,
+		`UPDATE orders SET activate_gen = ?, updated_at = ? WHERE id = ? AND status = ? AND activate_gen = ?`,
+		nextGen, at, id, OrderPaid, nextGen-1)
+	return n == 1, err
+}

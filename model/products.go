@@ -1,0 +1,77 @@
+package model
+
+import (
+	"context"
+	"time"
+)
+
+// Product is something a buyer can order.
+type Product struct {
+	ID          int64
+	SKU         string `gorm:"column:sku"`
+	Kind        ProductKind
+	PriceCents  int64
+	Days        int
+	CreditCents int64
+	Stock       *int64
+	CreatedAt   time.Time
+}
+
+// InsertProduct creates a product and sets its ID.
+func (s *Store) InsertProduct(ctx context.Context, p *Product) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		if _, err := tx.exec(ctx,
+			`INSERT INTO products (sku, kind, price_cents, days, credit_cents, stock, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			p.SKU, p.Kind, p.PriceCents, p.Days, p.CreditCents, p.Stock, p.CreatedAt); err != nil {
+			return err
+		}
+		return tx.first(ctx, &p.ID, `SELECT LAST_INSERT_ID()`)
+	})
+}
+
+// ProductByID loads one product.
+func (s *Store) ProductByID(ctx context.Context, id int64) (*Product, error) {
+	var p Product
+	if err := s.first(ctx, &p, `SELECT * FROM products WHERE id = ?`, id); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// TakeProductStock decrements a limited non-card product's stock by qty if
+// enough is left; products with unlimited stock always succeed.
+func (s *Store) TakeProductStock(ctx context.Context, productID int64, qty int) (bool, error) {
+	n, err := s.exec(ctx, `UPDATE products SET stock = stock - ? WHERE id = ? AND (stock IS NULL OR stock >= ?)`, qty, productID, qty)
+	return n == 1, err
+}
+
+// ReturnProductStock gives qty back to a limited non-card product.
+func (s *Store) ReturnProductStock(ctx context.Context, productID int64, qty int) error {
+	_, err := s.exec(ctx, `UPDATE products SET stock = stock + ? WHERE id = ? AND stock IS NOT NULL`, qty, productID)
+	return err
+}
+
+// SellableStock is the database's truth for a product's stock: for a card
+// product its UNSOLD + RECYCLED keys, otherwise its stock column (-1 = unlimited).
+func (s *Store) SellableStock(ctx context.Context, p *Product) (int64, error) {
+	if p.Kind != KindCard {
+		var st *int64
+		if err := s.first(ctx, &st, `SELECT stock FROM products WHERE id = ?`, p.ID); err != nil {
+			return 0, err
+		}
+		if st == nil {
+			return -1, nil
+		}
+		return *st, nil
+	}
+	var n int64
+	err := s.first(ctx, &n, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED')`, p.ID)
+	return n, err
+}
+
+// LimitedProductIDs lists products whose stock is tracked (cards and limited others).
+func (s *Store) LimitedProductIDs(ctx context.Context) ([]int64, error) {
+	var ids []int64
+	err := s.all(ctx, &ids, `SELECT id FROM products WHERE kind = 'card' OR stock IS NOT NULL ORDER BY id`)
+	return ids, err
+}

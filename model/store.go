@@ -1,0 +1,95 @@
+// Package model owns the ledger: tables, status types with their transition
+// table, and every SQL statement orderflow runs. Nothing outside this package
+// writes SQL.
+package model
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"gorm.io/gorm"
+)
+
+// ErrNotFound is returned when a looked-up row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Store runs the ledger's SQL, either on the pool or inside one transaction.
+type Store struct {
+	db *gorm.DB
+}
+
+// NewStore wraps an open database.
+func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
+
+// DB returns the underlying gorm handle (for health checks and tests).
+func (s *Store) DB() *gorm.DB { return s.db }
+
+// maxTxAttempts bounds how often a transaction that lost a deadlock is re-run:
+// InnoDB picks a victim and rolls it back whole, so re-running is safe, but an
+// unbounded loop would hide a real locking bug.
+const maxTxAttempts = 4
+
+// InTx runs fn in one transaction on a Store bound to it. A deadlock or lock
+// wait timeout rolls back and re-runs fn, at most maxTxAttempts times.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
+	var err error
+	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			return fn(&Store{db: tx})
+		})
+		if !isRetryableTxError(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(attempt*attempt) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res := s.db.WithContext(ctx).Exec(query, args...)
+	return res.RowsAffected, res.Error
+}
+
+// first scans one row into dst, mapping "no row" to ErrNotFound.
+func (s *Store) first(ctx context.Context, dst any, query string, args ...any) error {
+	res := s.db.WithContext(ctx).Raw(query, args...).Scan(dst)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func (s *Store) all(ctx context.Context, dst any, query string, args ...any) error {
+	return s.db.WithContext(ctx).Raw(query, args...).Scan(dst).Error
+}
+
+// IsDuplicate reports whether err is a unique-key violation.
+func IsDuplicate(err error) bool { return mysqlErrno(err) == 1062 }
+
+func isRetryableTxError(err error) bool {
+	n := mysqlErrno(err)
+	return n == 1213 || n == 1205
+}
+
+func mysqlErrno(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+// insertIgnoringDuplicate runs an INSERT and reports whether it added a row;
+// a unique-key violation means "already there" and is not an error.
+func (s *Store) insertIgnoringDuplicate(ctx context.Context, query string, args ...any) (bool, error) {
+	_, err := s.exec(ctx, query, args...)
+	if IsDuplicate(err) {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -1,0 +1,90 @@
+package model
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// User is a buyer (or group owner) with a wallet and a subscription.
+type User struct {
+	ID                    int64
+	Name                  string
+	TokenHash             string
+	BalanceCents          int64
+	SubscriptionExpiresAt *time.Time
+	PendingOrders         int
+	CreatedAt             time.Time
+}
+
+// InsertUser creates a user and its opening wallet entry, returning the ID.
+func (s *Store) InsertUser(ctx context.Context, u *User) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		res := tx.db.WithContext(ctx).Exec(
+			`INSERT INTO users (name, token_hash, balance_cents, created_at) VALUES (?, ?, ?, ?)`,
+			u.Name, u.TokenHash, u.BalanceCents, u.CreatedAt)
+		if res.Error != nil {
+			return res.Error
+		}
+		if err := tx.first(ctx, &u.ID, `SELECT LAST_INSERT_ID()`); err != nil {
+			return err
+		}
+		_, err := tx.exec(ctx, `INSERT INTO wallet_entries (user_id, kind, ref, amount_cents, created_at) VALUES (?, 'initial', ?, ?, ?)`,
+			u.ID, "user:"+strconv.FormatInt(u.ID, 10)+":initial", u.BalanceCents, u.CreatedAt)
+		return err
+	})
+}
+
+// UserByID loads one user.
+func (s *Store) UserByID(ctx context.Context, id int64) (*User, error) {
+	var u User
+	if err := s.first(ctx, &u, `SELECT * FROM users WHERE id = ?`, id); err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// UserByTokenHash finds the user a bearer token belongs to.
+func (s *Store) UserByTokenHash(ctx context.Context, hash string) (*User, error) {
+	var u User
+	if err := s.first(ctx, &u, `SELECT * FROM users WHERE token_hash = ?`, hash); err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// TakePendingSlot counts one more pending order for the buyer if that keeps
+// them at or under max; false means the cap is reached.
+func (s *Store) TakePendingSlot(ctx context.Context, userID int64, max int) (bool, error) {
+	n, err := s.exec(ctx, `UPDATE users SET pending_orders = pending_orders + 1 WHERE id = ? AND pending_orders < ?`, userID, max)
+	return n == 1, err
+}
+
+// ReleasePendingSlot gives a pending-order slot back when an order leaves pending.
+func (s *Store) ReleasePendingSlot(ctx context.Context, userID int64) error {
+	_, err := s.exec(ctx, `UPDATE users SET pending_orders = pending_orders - 1 WHERE id = ? AND pending_orders > 0`, userID)
+	return err
+}
+
+// CreditWallet adds amount to the user's balance once per ref.
+// It reports false when the ref was already applied.
+func (s *Store) CreditWallet(ctx context.Context, userID int64, kind, ref string, amount int64, at time.Time) (bool, error) {
+	ok, err := s.insertIgnoringDuplicate(ctx,
+		`INSERT INTO wallet_entries (user_id, kind, ref, amount_cents, created_at) VALUES (?, ?, ?, ?, ?)`,
+		userID, kind, ref, amount, at)
+	if !ok || err != nil {
+		return false, err
+	}
+	_, err = s.exec(ctx, `UPDATE users SET balance_cents = balance_cents + ? WHERE id = ?`, amount, userID)
+	return err == nil, err
+}
+
+// ExtendSubscription moves the user's subscription end to
+// max(now, current end) + d.
+func (s *Store) ExtendSubscription(ctx context.Context, userID int64, d time.Duration, now time.Time) error {
+	_, err := s.exec(ctx,
+		`UPDATE users SET subscription_expires_at =
+		   DATE_ADD(GREATEST(COALESCE(subscription_expires_at, ?), ?), INTERVAL ? MICROSECOND)
+		 WHERE id = ?`, now, now, d.Microseconds(), userID)
+	return err
+}

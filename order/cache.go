@@ -1,0 +1,69 @@
+package order
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"orderflow/model"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+func cacheKeyNo(orderNo string) string { return "cache:order:no:" + orderNo }
+func cacheKeyID(id int64) string       { return "cache:order:id:" + strconv.FormatInt(id, 10) }
+
+// invalidate deletes both cache keys after a move, each with its own DEL
+// because they hash to different Cluster slots. Redis being down is logged,
+// not fatal: the entries expire by TTL.
+func (s *Service) invalidate(ctx context.Context, id int64, orderNo string) {
+	ctx = context.WithoutCancel(ctx)
+	for _, k := range []string{cacheKeyNo(orderNo), cacheKeyID(id)} {
+		if err := s.rdb.Del(ctx, k).Err(); err != nil {
+			s.log.Warn("order cache delete failed", zap.String("order_no", orderNo), zap.String("key", k), zap.Error(err))
+		}
+	}
+}
+
+// cacheable says which views are worth caching: those of orders at rest.
+// paid and claimed orders change within milliseconds; caching them would
+// mostly serve stale reads.
+func cacheable(st model.OrderStatus) bool {
+	return st == model.OrderFinished || st == model.OrderClosed || st == model.OrderFailed || st == model.OrderRefunded
+}
+
+// invalidateNo is invalidate for callers that know only the order number.
+func (s *Service) invalidateNo(ctx context.Context, orderNo string) {
+	if o, err := s.store.OrderByNo(context.WithoutCancel(ctx), orderNo); err == nil {
+		s.invalidate(ctx, o.ID, orderNo)
+	}
+}
+
+func (s *Service) cachedView(ctx context.Context, orderNo string) (*View, bool) {
+	b, err := s.rdb.Get(ctx, cacheKeyNo(orderNo)).Bytes()
+	if err != nil {
+		if !errors.Is(err, redis.Nil) {
+			s.log.Debug("order cache read failed", zap.String("order_no", orderNo), zap.Error(err))
+		}
+		return nil, false
+	}
+	var v View
+	if json.Unmarshal(b, &v) != nil {
+		return nil, false
+	}
+	return &v, true
+}
+
+func (s *Service) storeView(ctx context.Context, id int64, v *View) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	for _, k := range []string{cacheKeyNo(v.OrderNo), cacheKeyID(id)} {
+		if err := s.rdb.Set(ctx, k, b, s.set.CacheTTL).Err(); err != nil {
+			return
+		}
+	}
+}

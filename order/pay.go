@@ -1,0 +1,122 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"orderflow/model"
+
+	"go.uber.org/zap"
+)
+
+// Payment is a provider's payment notification.
+type Payment struct {
+	OrderNo     string
+	TradeNo     string
+	AmountCents int64
+}
+
+// PayResult says what a notification did.
+type PayResult struct {
+	Disposition string // model.Payment* — applied, late, duplicate, mismatch
+	Repeat      bool   // the trade was already recorded
+}
+
+// Pay records a payment. A matching payment for a pending order moves it
+// pending→paid and queues its activation in the same transaction; anything
+// else is recorded for refund and never delivered.
+func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
+	now := s.clock.Now()
+	var res PayResult
+	var taskID string
+	err := s.store.InTx(ctx, func(tx *model.Store) error {
+		res, taskID = PayResult{}, ""
+		o, err := tx.OrderByNo(ctx, p.OrderNo)
+		if errors.Is(err, model.ErrNotFound) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		pay := &model.Payment{TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
+		inserted, err := tx.InsertPayment(ctx, pay)
+		if err != nil {
+			return err
+		}
+		if !inserted {
+			res.Repeat = true
+			return nil
+		}
+		res.Disposition, err = s.applyPayment(ctx, tx, o, pay, &taskID)
+		if err != nil {
+			return err
+		}
+		if res.Disposition != model.PaymentApplied {
+			return tx.SetPaymentDisposition(ctx, p.TradeNo, res.Disposition)
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("pay order %s trade %s: %w", p.OrderNo, p.TradeNo, err)
+	}
+	log := s.log.With(zap.String("order_no", p.OrderNo), zap.String("trade_no", p.TradeNo))
+	switch {
+	case res.Repeat:
+		log.Info("payment notification repeated; already recorded")
+	case res.Disposition == model.PaymentApplied:
+		log.Info("order paid")
+		s.invalidateNo(ctx, p.OrderNo)
+		s.relay.Send(ctx, taskID)
+	default:
+		log.Warn("payment recorded for refund, not delivered", zap.String("disposition", res.Disposition))
+	}
+	return &res, nil
+}
+
+// applyPayment decides what a newly recorded payment does to its order.
+func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment, taskID *string) (string, error) {
+	now := pay.CreatedAt
+	if pay.AmountCents != o.AmountCents {
+		return model.PaymentMismatch, s.notifyAdmin(ctx, tx, "payment-mismatch:"+pay.TradeNo, "payment_mismatch",
+			"Payment amount does not match order "+o.OrderNo,
+			fmt.Sprintf("order %s expects %d cents; trade %s paid %d cents; the payment is refunded, nothing delivered",
+				o.OrderNo, o.AmountCents, pay.TradeNo, pay.AmountCents))
+	}
+	if o.Status != model.OrderPending {
+		return dispositionFor(o.Status), nil
+	}
+	gen := o.ActivateGen + 1
+	moved, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+		From: model.OrderPending, To: model.OrderPaid, Reason: "payment", At: now, NextGen: gen,
+		Set: map[string]any{"trade_no": pay.TradeNo, "paid_at": now},
+	})
+	if err != nil {
+		return "", err
+	}
+	if !moved {
+		// Someone moved it between our read and our UPDATE (close, or
+		// another trade): read the committed truth and classify again.
+		cur, err := tx.OrderByID(ctx, o.ID)
+		if err != nil {
+			return "", err
+		}
+		return dispositionFor(cur.Status), nil
+	}
+	if err := tx.ReleasePendingSlot(ctx, o.UserID); err != nil {
+		return "", err
+	}
+	row := activateRow(o.OrderNo, gen, now)
+	*taskID = row.TaskID
+	return model.PaymentApplied, tx.InsertOutbox(ctx, row)
+}
+
+func dispositionFor(st model.OrderStatus) string {
+	if st == model.OrderClosed {
+		return model.PaymentLate
+	}
+	return model.PaymentDuplicate
+}

@@ -1,0 +1,160 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"orderflow/model"
+	"orderflow/tasks"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
+)
+
+// Recovered counts what one sweep did.
+type Recovered struct {
+	StuckClaims int // claimed too long → paid, re-queued
+	LostTasks   int // paid with no live task → re-queued
+}
+
+const sweepBatch = 500
+
+// RecoverStuck resets claims older than the claim timeout to paid and
+// re-queues them under a new generation, and re-queues paid orders whose
+// activation task no longer exists in asynq. Safe to run from many
+// processes at once: every step is a conditional UPDATE.
+func (s *Service) RecoverStuck(ctx context.Context) (Recovered, error) {
+	var rec Recovered
+	cutoff := s.clock.Now().Add(-s.set.ClaimTimeout)
+	stuck, err := s.store.OrdersInStatusSince(ctx, model.OrderClaimed, cutoff, sweepBatch)
+	if err != nil {
+		return rec, fmt.Errorf("recover stuck claims: %w", err)
+	}
+	var sent []string
+	for i := range stuck {
+		o := &stuck[i]
+		if o.ClaimedAt == nil || !o.ClaimedAt.Before(cutoff) {
+			continue
+		}
+		ok, taskID, err := s.requeue(ctx, o, true)
+		if err != nil {
+			return rec, err
+		}
+		if ok {
+			rec.StuckClaims++
+			sent = append(sent, taskID)
+			s.log.Warn("stuck claim reset to paid and re-queued", zap.String("order_no", o.OrderNo), zap.Timep("claimed_at", o.ClaimedAt))
+		}
+	}
+	idle, err := s.store.OrdersInStatusSince(ctx, model.OrderPaid, cutoff, sweepBatch)
+	if err != nil {
+		return rec, fmt.Errorf("recover lost tasks: %w", err)
+	}
+	for i := range idle {
+		o := &idle[i]
+		live, err := s.taskLive(o)
+		if err != nil {
+			return rec, err
+		}
+		if live {
+			continue
+		}
+		ok, taskID, err := s.requeue(ctx, o, false)
+		if err != nil {
+			return rec, err
+		}
+		if ok {
+			rec.LostTasks++
+			sent = append(sent, taskID)
+			s.log.Warn("paid order had no live task; re-queued", zap.String("order_no", o.OrderNo), zap.Int("gen", o.ActivateGen+1))
+		}
+	}
+	s.relay.Send(ctx, sent...)
+	return rec, nil
+}
+
+// requeue gives the order a new generation and its outbox row, in one
+// transaction; fromClaimed also resets the stuck claim to paid.
+func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool) (bool, string, error) {
+	now := s.clock.Now()
+	gen := o.ActivateGen + 1
+	row := activateRow(o.OrderNo, gen, now)
+	var ok bool
+	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		if fromClaimed {
+			ok, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+				From: model.OrderClaimed, To: model.OrderPaid, Reason: "stuck claim recovered", At: now,
+				Token: deref(o.ClaimToken), NextGen: gen, Set: map[string]any{"claim_token": nil},
+			})
+		} else {
+			ok, err = tx.RequeueOrder(ctx, o.ID, gen, now)
+		}
+		if err != nil || !ok {
+			return err
+		}
+		return tx.InsertOutbox(ctx, row)
+	})
+	if err != nil {
+		return false, "", fmt.Errorf("requeue order %s: %w", o.OrderNo, err)
+	}
+	if ok {
+		s.invalidate(ctx, o.ID, o.OrderNo)
+	}
+	return ok, row.TaskID, nil
+}
+
+// taskLive reports whether asynq still holds a task that will run the
+// order's current generation (pending, scheduled, active or retry).
+func (s *Service) taskLive(o *model.Order) (bool, error) {
+	id := tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen)
+	info, err := s.inspector.GetTaskInfo(s.table[tasks.TypeOrderActivate].Queue, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("inspect task %s: %w", id, err)
+	}
+	switch info.State {
+	case asynq.TaskStatePending, asynq.TaskStateScheduled, asynq.TaskStateActive, asynq.TaskStateRetry, asynq.TaskStateAggregating:
+		return true, nil
+	}
+	return false, nil
+}
+
+// Retry is the operator's retry of a failed order: failed→paid with a fresh
+// attempt budget and a new generation, so it never collides with the
+// archived task of the run that gave up.
+func (s *Service) Retry(ctx context.Context, orderNo string) error {
+	o, err := s.load(ctx, orderNo)
+	if err != nil {
+		return err
+	}
+	if o.Status != model.OrderFailed {
+		return ErrNotRetryable
+	}
+	now := s.clock.Now()
+	gen := o.ActivateGen + 1
+	row := activateRow(o.OrderNo, gen, now)
+	var moved bool
+	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		moved, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+			From: model.OrderFailed, To: model.OrderPaid, Reason: "operator retry", At: now, NextGen: gen,
+			Set: map[string]any{"attempts": 0, "claim_token": nil},
+		})
+		if err != nil || !moved {
+			return err
+		}
+		return tx.InsertOutbox(ctx, row)
+	})
+	if err != nil {
+		return fmt.Errorf("retry order %s: %w", orderNo, err)
+	}
+	if !moved {
+		return ErrNotRetryable
+	}
+	s.invalidate(ctx, o.ID, o.OrderNo)
+	s.relay.Send(ctx, row.TaskID)
+	s.log.Info("failed order retried by operator", zap.String("order_no", orderNo), zap.Int("gen", gen))
+	return nil
+}

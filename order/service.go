@@ -1,0 +1,113 @@
+// Package order is the order aggregate's use cases — create, pay, activate,
+// recover, read, operator retry — called by the API and the queue handlers
+// alike. Rules live here; SQL lives in model.
+package order
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"orderflow/apperr"
+	"orderflow/clock"
+	"orderflow/model"
+	"orderflow/outbox"
+	"orderflow/stock"
+	"orderflow/tasks"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// Settings are the order rules' knobs.
+type Settings struct {
+	OrderTTL       time.Duration
+	ClaimTimeout   time.Duration
+	MaxPending     int
+	MaxAttempts    int
+	CacheTTL       time.Duration
+	IdempotencyTTL time.Duration
+}
+
+// Service runs the order use cases.
+type Service struct {
+	store     *model.Store
+	rdb       redis.UniversalClient
+	stock     *stock.Counter
+	relay     *outbox.Relay
+	inspector *asynq.Inspector
+	table     tasks.Table
+	clock     clock.Clock
+	log       *zap.Logger
+	set       Settings
+}
+
+// Deps are what the service needs.
+type Deps struct {
+	Store     *model.Store
+	Redis     redis.UniversalClient
+	Relay     *outbox.Relay
+	Inspector *asynq.Inspector
+	Tasks     tasks.Table
+	Clock     clock.Clock
+	Log       *zap.Logger
+}
+
+// New returns the order service.
+func New(d Deps, s Settings) *Service {
+	return &Service{
+		store: d.Store, rdb: d.Redis, stock: stock.NewCounter(d.Redis), relay: d.Relay,
+		inspector: d.Inspector, table: d.Tasks, clock: d.Clock, log: d.Log, set: s,
+	}
+}
+
+// Business errors.
+var (
+	ErrNotFound       = apperr.New(apperr.NotFound, "order_not_found", "no such order")
+	ErrProductUnknown = apperr.New(apperr.NotFound, "product_not_found", "no such product")
+	ErrOutOfStock     = apperr.New(apperr.Conflict, "out_of_stock", "not enough stock for this order")
+	ErrTooManyPending = apperr.New(apperr.TooMany, "too_many_pending", "too many unpaid orders; pay or cancel one first")
+	ErrBadQuantity    = apperr.New(apperr.Invalid, "invalid_quantity", "quantity must be between 1 and 100")
+	ErrForbidden      = apperr.New(apperr.Forbidden, "forbidden", "this order belongs to another buyer")
+	ErrNotRetryable   = apperr.New(apperr.Conflict, "invalid_status", "only a failed order can be retried")
+)
+
+// newNumber returns an unguessable, roughly time-ordered number: a date
+// prefix (keeps the unique index's inserts local) and 80 random bits.
+func newNumber(prefix string, now time.Time) string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand: " + err.Error()) // the OS entropy source does not fail
+	}
+	return prefix + now.Format("060102") + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+func newToken() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// activateRow is the outbox row that queues an order's activation under gen.
+func activateRow(orderNo string, gen int, now time.Time) *model.OutboxRow {
+	return &model.OutboxRow{
+		TaskID:    tasks.ID(tasks.TypeOrderActivate, orderNo, gen),
+		TaskType:  tasks.TypeOrderActivate,
+		Payload:   tasks.Encode(tasks.OrderPayload{OrderNo: orderNo, Gen: gen}),
+		ProcessAt: now,
+		CreatedAt: now,
+	}
+}
+
+// notify records an admin notification; delivery is notify:deliver's job.
+func (s *Service) notifyAdmin(ctx context.Context, tx *model.Store, id, kind, subject, message string) error {
+	return tx.InsertNotification(ctx, &model.Notification{
+		NotifyID: id, Kind: kind, Subject: subject, Recipient: "admin", Message: message, CreatedAt: s.clock.Now(),
+	})
+}

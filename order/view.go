@@ -1,0 +1,133 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"orderflow/model"
+)
+
+// View is an order as the API shows it.
+type View struct {
+	OrderNo     string       `json:"order_no"`
+	UserID      int64        `json:"user_id"`
+	ProductID   int64        `json:"product_id"`
+	Quantity    int          `json:"quantity"`
+	AmountCents int64        `json:"amount_cents"`
+	Status      string       `json:"status"`
+	TradeNo     *string      `json:"trade_no"`
+	Cards       []string     `json:"cards"`
+	Refunds     []RefundView `json:"refunds"`
+	CreatedAt   time.Time    `json:"created_at"`
+	ExpireAt    time.Time    `json:"expire_at"`
+	PaidAt      *time.Time   `json:"paid_at"`
+	FinishedAt  *time.Time   `json:"finished_at"`
+	ClosedAt    *time.Time   `json:"closed_at"`
+}
+
+// RefundView is one refund of an order.
+type RefundView struct {
+	RefundNo    string `json:"refund_no"`
+	Status      string `json:"status"`
+	AmountCents int64  `json:"amount_cents"`
+}
+
+// AdminView is an order with its event history, for operators.
+type AdminView struct {
+	View
+	Attempts    int           `json:"attempts"`
+	ActivateGen int           `json:"activate_gen"`
+	Events      []model.Event `json:"events"`
+}
+
+// Viewer is who asks: a buyer sees only their own orders, the admin any.
+type Viewer struct {
+	UserID int64
+	Admin  bool
+}
+
+// Get returns an order for a viewer, from the cache when it is at rest.
+func (s *Service) Get(ctx context.Context, orderNo string, who Viewer) (*View, error) {
+	v, ok := s.cachedView(ctx, orderNo)
+	if !ok {
+		o, err := s.load(ctx, orderNo)
+		if err != nil {
+			return nil, err
+		}
+		if v, err = s.view(ctx, o); err != nil {
+			return nil, err
+		}
+		if cacheable(o.Status) {
+			s.storeView(ctx, o.ID, v)
+		}
+	}
+	if !who.Admin && v.UserID != who.UserID {
+		// Same answer as for a missing order: don't confirm that the number exists.
+		return nil, ErrNotFound
+	}
+	return v, nil
+}
+
+// GetAdmin returns an order with its history; never cached.
+func (s *Service) GetAdmin(ctx context.Context, orderNo string) (*AdminView, error) {
+	o, err := s.load(ctx, orderNo)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.view(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	events, err := s.store.EventsFor(ctx, "order", orderNo)
+	if err != nil {
+		return nil, fmt.Errorf("order %s events: %w", orderNo, err)
+	}
+	return &AdminView{View: *v, Attempts: o.Attempts, ActivateGen: o.ActivateGen, Events: events}, nil
+}
+
+// List pages through orders for operators, newest first.
+func (s *Service) List(ctx context.Context, status *model.OrderStatus, beforeID int64, limit int) ([]View, error) {
+	orders, err := s.store.ListOrders(ctx, status, beforeID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list orders: %w", err)
+	}
+	out := make([]View, 0, len(orders))
+	for i := range orders {
+		out = append(out, baseView(&orders[i]))
+	}
+	return out, nil
+}
+
+func (s *Service) load(ctx context.Context, orderNo string) (*model.Order, error) {
+	o, err := s.store.OrderByNo(ctx, orderNo)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load order %s: %w", orderNo, err)
+	}
+	return o, nil
+}
+
+func (s *Service) view(ctx context.Context, o *model.Order) (*View, error) {
+	v := baseView(o)
+	if o.Kind == model.KindCard && o.Status == model.OrderFinished {
+		codes, err := s.store.SoldCodes(ctx, o.ID)
+		if err != nil {
+			return nil, fmt.Errorf("order %s cards: %w", o.OrderNo, err)
+		}
+		v.Cards = codes
+	}
+	return &v, nil
+}
+
+func baseView(o *model.Order) View {
+	return View{
+		OrderNo: o.OrderNo, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity,
+		AmountCents: o.AmountCents, Status: o.Status.String(), TradeNo: o.TradeNo,
+		Cards: []string{}, Refunds: []RefundView{},
+		CreatedAt: o.CreatedAt, ExpireAt: o.ExpireAt, PaidAt: o.PaidAt, FinishedAt: o.FinishedAt, ClosedAt: o.ClosedAt,
+	}
+}

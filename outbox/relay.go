@@ -1,0 +1,108 @@
+// Package outbox moves committed outbox rows into asynq: at once after the
+// commit that wrote them (the fast path) and by polling (the safety net for a
+// crash or a Redis outage between commit and enqueue).
+package outbox
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"orderflow/model"
+	"orderflow/tasks"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
+)
+
+// Relay pushes outbox rows to asynq and deletes the ones asynq holds.
+type Relay struct {
+	store  *model.Store
+	client *asynq.Client
+	table  tasks.Table
+	log    *zap.Logger
+}
+
+// New returns a relay.
+func New(store *model.Store, client *asynq.Client, table tasks.Table, log *zap.Logger) *Relay {
+	return &Relay{store: store, client: client, table: table, log: log}
+}
+
+// fastPathTimeout bounds the post-commit enqueue: with Redis down the request
+// must still answer quickly, and the poller will deliver the row later.
+const fastPathTimeout = 500 * time.Millisecond
+
+// Send tries to enqueue the named rows now. Failure is logged, not returned:
+// the rows stay in the outbox and the poller retries them.
+func (r *Relay) Send(ctx context.Context, taskIDs ...string) {
+	if len(taskIDs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fastPathTimeout)
+	defer cancel()
+	rows, err := r.store.OutboxBatch(ctx, taskIDs, len(taskIDs))
+	if err == nil {
+		_, err = r.push(ctx, rows)
+	}
+	if err != nil {
+		r.log.Warn("outbox fast path failed; poller will retry", zap.Strings("task_ids", taskIDs), zap.Error(err))
+	}
+}
+
+// Drain enqueues every waiting row, in batches, and returns how many it moved.
+func (r *Relay) Drain(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		rows, err := r.store.OutboxBatch(ctx, nil, 200)
+		if err != nil || len(rows) == 0 {
+			return total, err
+		}
+		n, err := r.push(ctx, rows)
+		total += n
+		if err != nil || n < len(rows) {
+			return total, err
+		}
+	}
+}
+
+// Run drains the outbox every interval until ctx ends.
+func (r *Relay) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := r.Drain(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("outbox drain failed", zap.Int("moved", n), zap.Error(err))
+		} else if n > 0 {
+			r.log.Info("outbox drained by poller", zap.Int("moved", n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// push enqueues rows and deletes those asynq now holds. A task ID asynq
+// already has means an earlier push got through: the row is done too.
+func (r *Relay) push(ctx context.Context, rows []model.OutboxRow) (int, error) {
+	done := make([]int64, 0, len(rows))
+	var firstErr error
+	for _, row := range rows {
+		task, err := r.table.NewTask(row.TaskType, row.TaskID, row.Payload, row.ProcessAt)
+		if err != nil {
+			r.log.Error("outbox row has an unknown task type; leaving it", zap.String("task_id", row.TaskID), zap.Error(err))
+			continue
+		}
+		_, err = r.client.EnqueueContext(ctx, task)
+		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			firstErr = err
+			break
+		}
+		done = append(done, row.ID)
+	}
+	if err := r.store.DeleteOutbox(context.WithoutCancel(ctx), done); err != nil {
+		return 0, err
+	}
+	return len(done), firstErr
+}

@@ -1,0 +1,42 @@
+// Command queue is orderflow's worker: asynq handlers, periodic jobs and the
+// outbox poller, with /healthz and /readyz on ORDERFLOW_HTTP_ADDR.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"orderflow/queue/worker"
+	"orderflow/svc"
+
+	"go.uber.org/zap"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "orderflow queue:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	sc, err := svc.Boot("queue")
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	w := worker.New(sc, sc.NewUseCases())
+	if err := w.Start(); err != nil {
+		return err
+	}
+	sc.Log.Info("queue worker running", zap.String("addr", w.Addr()), zap.Int("concurrency", sc.Config.Concurrency))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	<-ctx.Done()
+	sc.Log.Info("queue worker shutting down: finishing running tasks")
+	w.Shutdown(context.Background())
+	return nil
+}

@@ -1,0 +1,115 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"orderflow/health"
+	"orderflow/svc"
+	"orderflow/tasks"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
+)
+
+// Worker runs asynq handlers, the periodic jobs, the outbox poller and the
+// worker's /healthz, /readyz endpoints.
+type Worker struct {
+	sc     *svc.ServiceContext
+	uc     *svc.UseCases
+	srv    *asynq.Server
+	http   *http.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	addr   string
+}
+
+// New builds a worker on a service context.
+func New(sc *svc.ServiceContext, uc *svc.UseCases) *Worker {
+	c := sc.Config
+	srv := asynq.NewServerFromRedisClient(sc.Redis, asynq.Config{
+		Concurrency:              c.Concurrency,
+		Queues:                   tasks.QueueWeights,
+		RetryDelayFunc:           sc.Tasks.RetryDelay,
+		TaskCheckInterval:        c.TaskCheckInterval.D(),
+		DelayedTaskCheckInterval: c.DelayedTaskCheckInterval.D(),
+		ShutdownTimeout:          c.ShutdownTimeout.D(),
+		Logger:                   asynqLogger{sc.Log.Sugar().Named("asynq")},
+		LogLevel:                 asynq.WarnLevel,
+		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
+			id, _ := asynq.GetTaskID(ctx)
+			retried, _ := asynq.GetRetryCount(ctx)
+			sc.Log.Warn("task failed", zap.String("task_type", t.Type()), zap.String("task_id", id), zap.Int("retried", retried), zap.Error(err))
+		}),
+	})
+	return &Worker{sc: sc, uc: uc, srv: srv}
+}
+
+// Start begins processing. It returns once everything is running.
+func (w *Worker) Start() error {
+	c := w.sc.Config
+	if err := w.srv.Start(routes(w.uc, w.sc.Log)); err != nil {
+		return fmt.Errorf("start asynq server: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	p := &periodic{
+		jobs:   []periodicJob{{taskType: tasks.TypeRecoverStuck, when: every(c.RecoveryInterval.D())}},
+		client: w.sc.Asynq, table: w.sc.Tasks, clock: w.sc.Clock, log: w.sc.Log,
+		tick: min(time.Second, c.RecoveryInterval.D()/4), last: map[string]time.Time{},
+	}
+	w.wg.Add(2)
+	go func() { defer w.wg.Done(); w.uc.Relay.Run(ctx, c.RelayInterval.D()) }()
+	go func() { defer w.wg.Done(); p.run(ctx) }()
+
+	ln, err := net.Listen("tcp", c.HTTPAddr)
+	if err != nil {
+		w.Shutdown(context.Background())
+		return fmt.Errorf("worker http listen %s: %w", c.HTTPAddr, err)
+	}
+	w.addr = ln.Addr().String()
+	hc := &health.Checker{DB: w.sc.DB, Redis: w.sc.Redis}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", hc.Live)
+	mux.HandleFunc("GET /readyz", hc.Ready)
+	w.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		if err := w.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			w.sc.Log.Error("worker http server stopped", zap.Error(err))
+		}
+	}()
+	return nil
+}
+
+// Addr is the address the worker's HTTP endpoints listen on.
+func (w *Worker) Addr() string { return w.addr }
+
+// Shutdown stops fetching tasks, waits for running handlers up to the
+// configured shutdown timeout (asynq hands unfinished ones back), then stops
+// the poller, the periodic jobs and the HTTP endpoints.
+func (w *Worker) Shutdown(ctx context.Context) {
+	w.srv.Shutdown()
+	if w.cancel != nil {
+		w.cancel()
+	}
+	if w.http != nil {
+		_ = w.http.Shutdown(ctx)
+	}
+	w.wg.Wait()
+}
+
+// asynqLogger adapts zap to asynq's logger interface.
+type asynqLogger struct{ s *zap.SugaredLogger }
+
+func (l asynqLogger) Debug(args ...any) { l.s.Debug(args...) }
+func (l asynqLogger) Info(args ...any)  { l.s.Info(args...) }
+func (l asynqLogger) Warn(args ...any)  { l.s.Warn(args...) }
+func (l asynqLogger) Error(args ...any) { l.s.Error(args...) }
+func (l asynqLogger) Fatal(args ...any) { l.s.Fatal(args...) }

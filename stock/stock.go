@@ -1,0 +1,96 @@
+// Package stock keeps the Redis counters that answer "is there stock?" fast.
+// The database is the truth: a missing counter is rebuilt from it, never read
+// as "sold out".
+package stock
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Outcome of a take.
+type Outcome int
+
+// Take outcomes.
+const (
+	Missing Outcome = -1 // no counter: rebuild from the database and ask again
+	Short   Outcome = 0  // not enough stock
+	Taken   Outcome = 1  // decremented
+)
+
+// Key is a product's counter. The product ID is the hash tag, so every key of
+// one product (counter, restore markers) lives in one Cluster slot.
+func Key(productID int64) string {
+	return "stock:{p" + strconv.FormatInt(productID, 10) + "}"
+}
+
+// takeScript decrements a counter only if it holds enough.
+//
+//	KEYS[1] the product's stock counter
+//	ARGV[1] quantity wanted (positive integer)
+//	returns -1 if the counter is missing, 0 if it holds less than ARGV[1],
+//	        1 after decrementing it by ARGV[1]
+var takeScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if not v then return -1 end
+if tonumber(v) < tonumber(ARGV[1]) then return 0 end
+redis.call('DECRBY', KEYS[1], ARGV[1])
+return 1
+`)
+
+// putScript gives stock back, but never creates a counter: a missing counter
+// is rebuilt from the database, which already counts what is given back.
+//
+//	KEYS[1] the product's stock counter
+//	ARGV[1] quantity to add back
+//	returns the new value, or -1 if the counter is missing
+var putScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+return redis.call('INCRBY', KEYS[1], ARGV[1])
+`)
+
+// Counter is the Redis side of stock.
+type Counter struct {
+	rdb redis.UniversalClient
+}
+
+// NewCounter returns a Counter on rdb.
+func NewCounter(rdb redis.UniversalClient) *Counter { return &Counter{rdb: rdb} }
+
+// Take atomically decrements the product's counter by qty if it holds enough.
+func (c *Counter) Take(ctx context.Context, productID int64, qty int) (Outcome, error) {
+	n, err := takeScript.Run(ctx, c.rdb, []string{Key(productID)}, qty).Int()
+	if err != nil {
+		return Missing, err
+	}
+	return Outcome(n), nil
+}
+
+// Put adds qty back to an existing counter.
+func (c *Counter) Put(ctx context.Context, productID int64, qty int) error {
+	return putScript.Run(ctx, c.rdb, []string{Key(productID)}, qty).Err()
+}
+
+// Init creates a missing counter from the database's count; an existing one
+// is left alone (another process rebuilt it first).
+func (c *Counter) Init(ctx context.Context, productID, dbCount int64) error {
+	return c.rdb.SetNX(ctx, Key(productID), dbCount, 0).Err()
+}
+
+// Reset overwrites the counter with the database's count (reconciliation,
+// or after the database refused a take the counter allowed).
+func (c *Counter) Reset(ctx context.Context, productID, dbCount int64) error {
+	return c.rdb.Set(ctx, Key(productID), dbCount, 0).Err()
+}
+
+// Get reads a counter; ok is false when it is missing.
+func (c *Counter) Get(ctx context.Context, productID int64) (n int64, ok bool, err error) {
+	n, err = c.rdb.Get(ctx, Key(productID)).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, false, nil
+	}
+	return n, err == nil, err
+}

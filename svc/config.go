@@ -1,0 +1,234 @@
+// Package svc holds what both binaries share: the validated configuration and
+// the ServiceContext with one constructor file per dependency.
+package svc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"gopkg.in/yaml.v3"
+)
+
+// Config is every setting, read from etc/*.yaml and overridden by
+// ORDERFLOW_<KEY> environment variables (KEY = the yaml key upper-cased).
+type Config struct {
+	MySQLDSN      string `yaml:"mysql_dsn"`
+	DBMaxOpen     int    `yaml:"db_max_open"`
+	RedisMode     string `yaml:"redis_mode"` // standalone, sentinel or cluster
+	RedisAddr     string `yaml:"redis_addr"` // comma-separated for sentinel/cluster
+	RedisDB       int    `yaml:"redis_db"`
+	RedisPassword string `yaml:"redis_password"`
+	RedisMaster   string `yaml:"redis_master"` // sentinel master name
+	HTTPAddr      string `yaml:"http_addr"`
+	AdminToken    string `yaml:"admin_token"`
+	PaySecret     string `yaml:"pay_secret"`
+	PayURL        string `yaml:"pay_url"`
+	NotifyURL     string `yaml:"notify_url"`
+	LogLevel      string `yaml:"log_level"`
+	LogFormat     string `yaml:"log_format"` // json or console
+
+	OrderTTL           Duration `yaml:"order_ttl"`
+	ClaimTimeout       Duration `yaml:"claim_timeout"`
+	RecoveryInterval   Duration `yaml:"recovery_interval"`
+	ReconcileSchedule  string   `yaml:"reconcile_schedule"`
+	ReconcileGrace     Duration `yaml:"reconcile_grace"`
+	NotifyInterval     Duration `yaml:"notify_interval"`
+	MaxPending         int      `yaml:"max_pending"`
+	MaxAttempts        int      `yaml:"max_attempts"`
+	ActivateTimeout    Duration `yaml:"activate_timeout"`
+	ActivateRetryDelay Duration `yaml:"activate_retry_delay"`
+	CacheTTL           Duration `yaml:"cache_ttl"`
+	IdempotencyTTL     Duration `yaml:"idempotency_ttl"`
+	RelayInterval      Duration `yaml:"relay_interval"`
+
+	Concurrency              int      `yaml:"concurrency"`
+	TaskCheckInterval        Duration `yaml:"task_check_interval"`
+	DelayedTaskCheckInterval Duration `yaml:"delayed_task_check_interval"`
+	ShutdownTimeout          Duration `yaml:"shutdown_timeout"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("15m").
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalYAML parses "15m"-style values.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Defaults returns the configuration every key falls back to.
+func Defaults() Config {
+	return Config{
+		DBMaxOpen:                32,
+		RedisMode:                "standalone",
+		RedisAddr:                "127.0.0.1:6379",
+		HTTPAddr:                 "127.0.0.1:8080",
+		PayURL:                   "http://127.0.0.1:8090",
+		LogLevel:                 "info",
+		LogFormat:                "json",
+		OrderTTL:                 Duration(15 * time.Minute),
+		ClaimTimeout:             Duration(10 * time.Minute),
+		RecoveryInterval:         Duration(10 * time.Minute),
+		ReconcileSchedule:        "0 3 * * *",
+		ReconcileGrace:           Duration(15 * time.Minute),
+		NotifyInterval:           Duration(time.Minute),
+		MaxPending:               5,
+		MaxAttempts:              10,
+		ActivateTimeout:          Duration(2 * time.Minute),
+		ActivateRetryDelay:       Duration(time.Second),
+		CacheTTL:                 Duration(time.Minute),
+		IdempotencyTTL:           Duration(24 * time.Hour),
+		RelayInterval:            Duration(time.Second),
+		Concurrency:              20,
+		TaskCheckInterval:        Duration(100 * time.Millisecond),
+		DelayedTaskCheckInterval: Duration(200 * time.Millisecond),
+		ShutdownTimeout:          Duration(20 * time.Second),
+	}
+}
+
+// EnvPrefix starts every configuration variable.
+const EnvPrefix = "ORDERFLOW_"
+
+// notConfigVars are ORDERFLOW_* variables read elsewhere, not unknown.
+var notConfigVars = map[string]bool{
+	"ORDERFLOW_CONFIG": true, "ORDERFLOW_FAILPOINTS": true, "ORDERFLOW_API_URL": true,
+}
+
+// Load reads the YAML file (if path is not empty and exists), applies
+// environment overrides from environ ("KEY=value" pairs) and validates.
+// Warnings (unknown variables) are returned for the caller to log.
+func Load(path string, environ []string) (Config, []string, error) {
+	cfg := Defaults()
+	if path != "" {
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			if err := yaml.Unmarshal(b, &cfg); err != nil {
+				return cfg, nil, fmt.Errorf("config %s: %w", path, err)
+			}
+		case !errors.Is(err, os.ErrNotExist):
+			return cfg, nil, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	warnings, err := applyEnv(&cfg, environ)
+	if err != nil {
+		return cfg, warnings, err
+	}
+	return cfg, warnings, cfg.Validate()
+}
+
+func applyEnv(cfg *Config, environ []string) ([]string, error) {
+	v := reflect.ValueOf(cfg).Elem()
+	fields := map[string]int{}
+	for i := 0; i < v.NumField(); i++ {
+		fields[EnvPrefix+strings.ToUpper(v.Type().Field(i).Tag.Get("yaml"))] = i
+	}
+	var warnings []string
+	for _, kv := range environ {
+		name, val, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, EnvPrefix) || notConfigVars[name] || strings.HasPrefix(name, "ORDERFLOW_PAYSIM_") {
+			continue
+		}
+		i, ok := fields[name]
+		if !ok {
+			warnings = append(warnings, "unknown setting "+name+" ignored")
+			continue
+		}
+		if err := setField(v.Field(i), val); err != nil {
+			return warnings, fmt.Errorf("setting %s=%q: %w", name, val, err)
+		}
+	}
+	return warnings, nil
+}
+
+func setField(f reflect.Value, val string) error {
+	switch f.Interface().(type) {
+	case Duration:
+		d, err := time.ParseDuration(val)
+		if err != nil {
+			return err
+		}
+		f.Set(reflect.ValueOf(Duration(d)))
+	case int:
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return fmt.Errorf("not an integer")
+		}
+		f.SetInt(int64(n))
+	case string:
+		f.SetString(val)
+	default:
+		return fmt.Errorf("unsupported type %s", f.Type())
+	}
+	return nil
+}
+
+// CronParser accepts standard 5-field specs and descriptors such as "@every 10s".
+var CronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// Validate checks every setting; the error names the first bad one.
+func (c Config) Validate() error {
+	bad := func(key, why string) error {
+		return fmt.Errorf("setting %s%s: %s", EnvPrefix, strings.ToUpper(key), why)
+	}
+	switch {
+	case c.MySQLDSN == "":
+		return bad("mysql_dsn", "missing")
+	case c.RedisAddr == "":
+		return bad("redis_addr", "missing")
+	case c.RedisMode != "standalone" && c.RedisMode != "sentinel" && c.RedisMode != "cluster":
+		return bad("redis_mode", "want standalone, sentinel or cluster")
+	case c.RedisMode == "sentinel" && c.RedisMaster == "":
+		return bad("redis_master", "missing (needed for sentinel)")
+	case c.RedisDB < 0 || c.RedisDB > 15:
+		return bad("redis_db", "want 0..15")
+	case c.HTTPAddr == "":
+		return bad("http_addr", "missing")
+	case c.AdminToken == "" || len(c.AdminToken) < 16:
+		return bad("admin_token", "missing or shorter than 16 characters")
+	case c.PaySecret == "":
+		return bad("pay_secret", "missing")
+	case c.LogFormat != "json" && c.LogFormat != "console":
+		return bad("log_format", "want json or console")
+	case c.MaxPending < 1:
+		return bad("max_pending", "must be at least 1")
+	case c.MaxAttempts < 1:
+		return bad("max_attempts", "must be at least 1")
+	case c.Concurrency < 1:
+		return bad("concurrency", "must be at least 1")
+	case c.DBMaxOpen < 1:
+		return bad("db_max_open", "must be at least 1")
+	}
+	for key, d := range map[string]Duration{
+		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "recovery_interval": c.RecoveryInterval,
+		"reconcile_grace": c.ReconcileGrace, "notify_interval": c.NotifyInterval,
+		"activate_timeout": c.ActivateTimeout, "activate_retry_delay": c.ActivateRetryDelay,
+		"cache_ttl": c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,
+		"task_check_interval": c.TaskCheckInterval, "delayed_task_check_interval": c.DelayedTaskCheckInterval,
+		"shutdown_timeout": c.ShutdownTimeout,
+	} {
+		if d <= 0 {
+			return bad(key, "must be a positive duration")
+		}
+	}
+	if c.ActivateTimeout >= c.ClaimTimeout {
+		return bad("activate_timeout", "must be shorter than claim_timeout, or a running activation could be recovered under it")
+	}
+	if _, err := CronParser.Parse(c.ReconcileSchedule); err != nil {
+		return bad("reconcile_schedule", err.Error())
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package svc
+
+import (
+	"errors"
+
+	"orderflow/clock"
+	"orderflow/model"
+	"orderflow/tasks"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"gorm.io/gorm"
+)
+
+// ServiceContext is what the API and the queue worker share.
+type ServiceContext struct {
+	Config    Config
+	Log       *zap.Logger
+	Clock     clock.Clock
+	DB        *gorm.DB
+	Store     *model.Store
+	Redis     redis.UniversalClient
+	Asynq     *asynq.Client
+	Inspector *asynq.Inspector
+	Tasks     tasks.Table
+}
+
+// New connects every dependency. The caller closes it with Close.
+func New(c Config, log *zap.Logger) (*ServiceContext, error) {
+	db, err := NewDB(c)
+	if err != nil {
+		return nil, err
+	}
+	rdb := NewRedis(c)
+	return &ServiceContext{
+		Config:    c,
+		Log:       log,
+		Clock:     clock.Real{},
+		DB:        db,
+		Store:     model.NewStore(db),
+		Redis:     rdb,
+		Asynq:     asynq.NewClientFromRedisClient(rdb),
+		Inspector: asynq.NewInspectorFromRedisClient(rdb),
+		Tasks: tasks.NewTable(tasks.Config{
+			ActivateTimeout:    c.ActivateTimeout.D(),
+			ActivateRetryDelay: c.ActivateRetryDelay.D(),
+			RecoveryInterval:   c.RecoveryInterval.D(),
+		}),
+	}, nil
+}
+
+// Close releases every connection.
+func (s *ServiceContext) Close() error {
+	var errs []error
+	if sqlDB, err := s.DB.DB(); err == nil {
+		errs = append(errs, sqlDB.Close())
+	}
+	// The asynq client and inspector were built from our Redis client and do
+	// not own it; closing the client closes their connections.
+	errs = append(errs, s.Redis.Close())
+	return errors.Join(errs...)
+}

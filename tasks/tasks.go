@@ -1,0 +1,131 @@
+// Package tasks is the one task-type table: every asynq task type orderflow
+// runs, its queue, retry budget, timeout and retry schedule, and its payload.
+// Producers (the outbox relay) and consumers (the queue worker) both read it.
+package tasks
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Task types.
+const (
+	// TypeOrderActivate claims, delivers and finalizes a paid order.
+	TypeOrderActivate = "order:activate"
+	// TypeRecoverStuck is the periodic sweep that resets stuck claims to paid
+	// and re-queues paid orders whose task was lost.
+	TypeRecoverStuck = "periodic:recover-stuck"
+)
+
+// Queues and their weights: activation first, sweeps last.
+const (
+	QueueCritical = "critical"
+	QueueDefault  = "default"
+	QueueLow      = "low"
+)
+
+// QueueWeights is the asynq Queues config.
+var QueueWeights = map[string]int{QueueCritical: 6, QueueDefault: 3, QueueLow: 1}
+
+// Spec is how one task type is queued and retried.
+type Spec struct {
+	Queue    string
+	MaxRetry int
+	Timeout  time.Duration
+	// Retention keeps a finished task's ID taken for this long, so a
+	// duplicate enqueue of the same ID (another process, the same period) is refused.
+	Retention time.Duration
+	// Delay is the wait before retry n (n = 1 for the first retry).
+	Delay func(n int) time.Duration
+}
+
+// Config holds the configured parts of the table.
+type Config struct {
+	ActivateTimeout    time.Duration
+	ActivateRetryDelay time.Duration // first retry; doubled each time, capped at 32×
+	RecoveryInterval   time.Duration
+}
+
+// Table maps a task type to its spec.
+type Table map[string]Spec
+
+// NewTable builds the table for a configuration.
+func NewTable(c Config) Table {
+	return Table{
+		TypeOrderActivate: {
+			Queue: QueueCritical, MaxRetry: 5, Timeout: c.ActivateTimeout,
+			Delay: doubling(c.ActivateRetryDelay, 32),
+		},
+		TypeRecoverStuck: {
+			Queue: QueueLow, MaxRetry: 0, Timeout: c.RecoveryInterval,
+			Retention: 2 * c.RecoveryInterval,
+			Delay:     doubling(time.Second, 1),
+		},
+	}
+}
+
+func doubling(first time.Duration, capFactor int) func(int) time.Duration {
+	return func(n int) time.Duration {
+		f := 1 << min(max(n-1, 0), 30)
+		return first * time.Duration(min(f, capFactor))
+	}
+}
+
+// RetryDelay is the asynq RetryDelayFunc: each type's own schedule.
+func (t Table) RetryDelay(n int, _ error, task *asynq.Task) time.Duration {
+	if s, ok := t[task.Type()]; ok && s.Delay != nil {
+		return s.Delay(n)
+	}
+	return asynq.DefaultRetryDelayFunc(n, nil, task)
+}
+
+// NewTask builds the asynq task for a type, with its ledger-derived ID.
+func (t Table) NewTask(typ, taskID string, payload []byte, processAt time.Time) (*asynq.Task, error) {
+	s, ok := t[typ]
+	if !ok {
+		return nil, fmt.Errorf("tasks: unknown type %q", typ)
+	}
+	opts := []asynq.Option{asynq.TaskID(taskID), asynq.Queue(s.Queue), asynq.MaxRetry(s.MaxRetry)}
+	if s.Timeout > 0 {
+		opts = append(opts, asynq.Timeout(s.Timeout))
+	}
+	if s.Retention > 0 {
+		opts = append(opts, asynq.Retention(s.Retention))
+	}
+	if !processAt.IsZero() {
+		opts = append(opts, asynq.ProcessAt(processAt))
+	}
+	return asynq.NewTask(typ, payload, opts...), nil
+}
+
+// ID is a ledger-derived task ID: <type>:<number>:<generation>.
+func ID(typ, number string, gen int) string {
+	return fmt.Sprintf("%s:%s:%d", typ, number, gen)
+}
+
+// OrderPayload names the order a task is about and the generation it was queued under.
+type OrderPayload struct {
+	OrderNo string `json:"order_no"`
+	Gen     int    `json:"gen"`
+}
+
+// Encode marshals a payload.
+func Encode(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("tasks: encode %T: %v", v, err)) // payload types are plain structs
+	}
+	return b
+}
+
+// Decode unmarshals a payload; a payload that cannot be decoded will never
+// decode, so the error wraps asynq.SkipRetry.
+func Decode(task *asynq.Task, v any) error {
+	if err := json.Unmarshal(task.Payload(), v); err != nil {
+		return fmt.Errorf("decode %s payload: %v: %w", task.Type(), err, asynq.SkipRetry)
+	}
+	return nil
+}
