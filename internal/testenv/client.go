@@ -1,0 +1,126 @@
+package testenv
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// Client calls the API as one bearer (a buyer's token or the admin's).
+type Client struct {
+	Base  string
+	Token string
+}
+
+var httpClient = &http.Client{Timeout: 30 * time.Second}
+
+// Do sends a request with an optional JSON body and headers, decodes a JSON
+// answer into out (if not nil) and returns the status.
+func (c *Client) Do(t testing.TB, method, path string, body any, out any, headers ...string) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.Base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// User is a buyer created through the admin API.
+type User struct {
+	ID    int64  `json:"id"`
+	Token string `json:"token"`
+}
+
+// NewUser creates a buyer and returns a client acting as them.
+func (s *Stack) NewUser(t testing.TB, name string, balance int64) (*User, *Client) {
+	t.Helper()
+	var u User
+	if st := s.Admin.Do(t, "POST", "/api/v1/admin/users", map[string]any{"name": name, "balance_cents": balance}, &u); st != 201 {
+		t.Fatalf("create user: status %d", st)
+	}
+	return &u, &Client{Base: s.APIURL, Token: u.Token}
+}
+
+// NewProduct creates a product and returns its ID.
+func (s *Stack) NewProduct(t testing.TB, p map[string]any) int64 {
+	t.Helper()
+	var out struct{ ID int64 }
+	if st := s.Admin.Do(t, "POST", "/api/v1/admin/products", p, &out); st != 201 {
+		t.Fatalf("create product %v: status %d", p, st)
+	}
+	return out.ID
+}
+
+// AddCards adds n keys with a prefix to a card product and returns the codes.
+func (s *Stack) AddCards(t testing.TB, productID int64, prefix string, n int) []string {
+	t.Helper()
+	codes := make([]string, n)
+	for i := range codes {
+		codes[i] = fmt.Sprintf("%s-%05d", prefix, i)
+	}
+	if st := s.Admin.Do(t, "POST", fmt.Sprintf("/api/v1/admin/products/%d/cards", productID), map[string]any{"codes": codes}, nil); st != 201 {
+		t.Fatalf("add cards: status %d", st)
+	}
+	return codes
+}
+
+// OrderView is the buyer's view of an order.
+type OrderView struct {
+	OrderNo     string   `json:"order_no"`
+	UserID      int64    `json:"user_id"`
+	Status      string   `json:"status"`
+	AmountCents int64    `json:"amount_cents"`
+	Quantity    int      `json:"quantity"`
+	Cards       []string `json:"cards"`
+	TradeNo     *string  `json:"trade_no"`
+}
+
+// CreateOrder creates an order as a buyer, failing the test unless 201.
+func (c *Client) CreateOrder(t testing.TB, productID int64, qty int) OrderView {
+	t.Helper()
+	var o OrderView
+	if st := c.Do(t, "POST", "/api/v1/orders", map[string]any{"product_id": productID, "quantity": qty}, &o); st != 201 {
+		t.Fatalf("create order: status %d", st)
+	}
+	return o
+}
+
+// Order reads an order.
+func (c *Client) Order(t testing.TB, orderNo string) OrderView {
+	t.Helper()
+	var o OrderView
+	if st := c.Do(t, "GET", "/api/v1/orders/"+orderNo, nil, &o); st != 200 {
+		t.Fatalf("get order %s: status %d", orderNo, st)
+	}
+	return o
+}

@@ -1,0 +1,134 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"orderflow/api/handler"
+	"orderflow/paysim"
+	"orderflow/queue/worker"
+	"orderflow/svc"
+
+	"go.uber.org/zap"
+)
+
+// Stack is the whole system in-process on real ports: API, worker and the
+// payment simulator, on the test's own database and Redis DB.
+type Stack struct {
+	Config svc.Config
+	SC     *svc.ServiceContext
+	UC     *svc.UseCases
+	APIURL string
+	Worker *worker.Worker
+	Sim    *paysim.Sim
+	SimURL string
+	Pay    *paysim.Client
+	Admin  *Client
+	api    *http.Server
+}
+
+// Options tune a stack before it starts.
+type Options struct {
+	// Configure edits the configuration.
+	Configure func(*svc.Config)
+	// NoWorker starts the API and simulator only (the test runs workers itself).
+	NoWorker bool
+}
+
+// Start boots a stack and stops it when the test ends.
+func Start(t testing.TB, opt Options) *Stack {
+	t.Helper()
+	cfg := Config(t)
+	if opt.Configure != nil {
+		opt.Configure(&cfg)
+	}
+	return StartWith(t, cfg, opt)
+}
+
+// StartWith boots a stack on a given configuration.
+func StartWith(t testing.TB, cfg svc.Config, opt Options) *Stack {
+	t.Helper()
+	log, err := svc.NewLogger(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := svc.New(cfg, log)
+	if err != nil {
+		t.Fatalf("testenv: service context: %v", err)
+	}
+	s := &Stack{Config: cfg, SC: sc, UC: sc.NewUseCases()}
+
+	apiLn := listen(t)
+	s.APIURL = "http://" + apiLn.Addr().String()
+	s.api = &http.Server{Handler: handler.NewRouter(sc, s.UC), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = s.api.Serve(apiLn) }()
+
+	s.Sim = paysim.New(paysim.Config{Secret: cfg.PaySecret, NotifyBaseURL: s.APIURL, Seed: 1, Logger: zap.NewNop()})
+	simLn := listen(t)
+	s.SimURL = "http://" + simLn.Addr().String()
+	simSrv := &http.Server{Handler: s.Sim.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = simSrv.Serve(simLn) }()
+	s.Pay = &paysim.Client{BaseURL: s.SimURL, Secret: cfg.PaySecret, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	s.Admin = &Client{Base: s.APIURL, Token: cfg.AdminToken}
+
+	if !opt.NoWorker {
+		s.Worker = s.StartWorker(t)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.api.Shutdown(ctx)
+		_ = simSrv.Shutdown(ctx)
+		s.Sim.Close()
+		sc.Close()
+	})
+	return s
+}
+
+// StartWorker starts another in-process worker on the stack's database and
+// Redis (with its own connections), stopped when the test ends.
+func (s *Stack) StartWorker(t testing.TB) *worker.Worker {
+	t.Helper()
+	sc, err := svc.New(s.Config, s.SC.Log.Named("worker"))
+	if err != nil {
+		t.Fatalf("testenv: worker context: %v", err)
+	}
+	w := worker.New(sc, sc.NewUseCases())
+	if err := w.Start(); err != nil {
+		t.Fatalf("testenv: start worker: %v", err)
+	}
+	t.Cleanup(func() {
+		w.Shutdown(context.Background())
+		sc.Close()
+	})
+	return w
+}
+
+func listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// Eventually polls cond until it is true or the deadline passes.
+func Eventually(t testing.TB, within time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		lastErr = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %v waiting for %s (last error: %v)", within, what, errors.Join(lastErr))
+}

@@ -1,0 +1,174 @@
+// Package testenv gives each test its own slice of the real services: a
+// fresh MariaDB database and a Redis DB number no other test package holds,
+// so packages can run in parallel against the shared MariaDB and Redis.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"orderflow/model"
+	"orderflow/svc"
+
+	"github.com/redis/go-redis/v9"
+	"gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// MySQLServer is the shared server's DSN without a database.
+func MySQLServer() string {
+	if v := os.Getenv("ORDERFLOW_TEST_MYSQL"); v != "" {
+		return v
+	}
+	return "root@tcp(127.0.0.1:3306)/"
+}
+
+// RedisAddr is the shared Redis.
+func RedisAddr() string {
+	if v := os.Getenv("ORDERFLOW_TEST_REDIS"); v != "" {
+		return v
+	}
+	return "127.0.0.1:6379"
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Database creates a fresh, migrated database, dropped when the test ends,
+// and returns its DSN.
+func Database(t testing.TB) string {
+	t.Helper()
+	name := "oftest_" + randHex(6)
+	admin, err := gorm.Open(mysql.Open(MySQLServer()), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatalf("testenv: connect to MariaDB: %v", err)
+	}
+	if err := admin.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin").Error; err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	dsn := MySQLServer() + name
+	t.Cleanup(func() {
+		admin.Exec("DROP DATABASE IF EXISTS " + name)
+		if sqlDB, err := admin.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	db, err := model.Open(dsn, model.PoolConfig{MaxOpen: 4})
+	if err != nil {
+		t.Fatalf("testenv: open %s: %v", name, err)
+	}
+	defer func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	}()
+	if _, err := model.Migrate(context.Background(), db); err != nil {
+		t.Fatalf("testenv: migrate: %v", err)
+	}
+	return dsn
+}
+
+// RedisDB reserves a Redis DB number (1..15) on the shared server for the
+// test's life, flushed before use. DB 0 holds the reservations and is left
+// to the running system.
+func RedisDB(t testing.TB) int {
+	t.Helper()
+	ctx := context.Background()
+	ctl := redis.NewClient(&redis.Options{Addr: RedisAddr()})
+	defer ctl.Close()
+	owner := randHex(8)
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		for n := 1; n <= 15; n++ {
+			key := "orderflow:testdb:" + strconv.Itoa(n)
+			ok, err := ctl.SetNX(ctx, key, owner, 20*time.Minute).Result()
+			if err != nil {
+				t.Fatalf("testenv: reserve redis db: %v", err)
+			}
+			if !ok {
+				continue
+			}
+			c := redis.NewClient(&redis.Options{Addr: RedisAddr(), DB: n})
+			err = c.FlushDB(ctx).Err()
+			c.Close()
+			if err != nil {
+				t.Fatalf("testenv: flush redis db %d: %v", n, err)
+			}
+			t.Cleanup(func() {
+				c := redis.NewClient(&redis.Options{Addr: RedisAddr()})
+				defer c.Close()
+				if v, _ := c.Get(ctx, key).Result(); v == owner {
+					c.Del(ctx, key)
+				}
+			})
+			return n
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("testenv: no free Redis DB number in 2 minutes")
+	return 0
+}
+
+// Config is a valid configuration on a fresh database and Redis DB, with
+// every interval short so tests wait milliseconds, not minutes.
+func Config(t testing.TB) svc.Config {
+	t.Helper()
+	c := svc.Defaults()
+	c.MySQLDSN = Database(t)
+	c.RedisAddr = RedisAddr()
+	c.RedisDB = RedisDB(t)
+	c.HTTPAddr = "127.0.0.1:0"
+	c.AdminToken = "test-admin-token-" + randHex(8)
+	c.PaySecret = "test-pay-secret"
+	c.LogLevel = "warn"
+	c.LogFormat = "console"
+	c.DBMaxOpen = 16
+	c.ClaimTimeout = svc.Duration(3 * time.Second)
+	c.ActivateTimeout = svc.Duration(2 * time.Second)
+	c.RecoveryInterval = svc.Duration(time.Second)
+	c.ActivateRetryDelay = svc.Duration(50 * time.Millisecond)
+	c.RelayInterval = svc.Duration(100 * time.Millisecond)
+	c.TaskCheckInterval = svc.Duration(20 * time.Millisecond)
+	c.DelayedTaskCheckInterval = svc.Duration(50 * time.Millisecond)
+	c.ShutdownTimeout = svc.Duration(5 * time.Second)
+	if err := c.Validate(); err != nil {
+		t.Fatalf("testenv: config: %v", err)
+	}
+	return c
+}
+
+// Env turns a config into ORDERFLOW_* variables for a child process.
+func Env(c svc.Config) []string {
+	return append(os.Environ(),
+		"ORDERFLOW_CONFIG=/nonexistent",
+		"ORDERFLOW_MYSQL_DSN="+c.MySQLDSN,
+		"ORDERFLOW_REDIS_ADDR="+c.RedisAddr,
+		"ORDERFLOW_REDIS_DB="+strconv.Itoa(c.RedisDB),
+		"ORDERFLOW_HTTP_ADDR="+c.HTTPAddr,
+		"ORDERFLOW_ADMIN_TOKEN="+c.AdminToken,
+		"ORDERFLOW_PAY_SECRET="+c.PaySecret,
+		"ORDERFLOW_LOG_LEVEL="+c.LogLevel,
+		"ORDERFLOW_LOG_FORMAT="+c.LogFormat,
+		"ORDERFLOW_CLAIM_TIMEOUT="+c.ClaimTimeout.D().String(),
+		"ORDERFLOW_ACTIVATE_TIMEOUT="+c.ActivateTimeout.D().String(),
+		"ORDERFLOW_RECOVERY_INTERVAL="+c.RecoveryInterval.D().String(),
+		"ORDERFLOW_ACTIVATE_RETRY_DELAY="+c.ActivateRetryDelay.D().String(),
+		"ORDERFLOW_RELAY_INTERVAL="+c.RelayInterval.D().String(),
+		"ORDERFLOW_TASK_CHECK_INTERVAL="+c.TaskCheckInterval.D().String(),
+		"ORDERFLOW_DELAYED_TASK_CHECK_INTERVAL="+c.DelayedTaskCheckInterval.D().String(),
+		"ORDERFLOW_SHUTDOWN_TIMEOUT="+c.ShutdownTimeout.D().String(),
+		"ORDERFLOW_MAX_ATTEMPTS="+strconv.Itoa(c.MaxAttempts),
+		"ORDERFLOW_MAX_PENDING="+strconv.Itoa(c.MaxPending),
+		fmt.Sprintf("ORDERFLOW_CONCURRENCY=%d", c.Concurrency),
+	)
+}
