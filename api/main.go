@@ -28,12 +28,18 @@ func main() {
 }
 
 func run(args []string) error {
+	migrate := len(args) > 0 && args[0] == "migrate"
+	if migrate {
+		if err := svc.EnsureDatabase("api"); err != nil {
+			return err
+		}
+	}
 	sc, err := svc.Boot("api")
 	if err != nil {
 		return err
 	}
 	defer sc.Close()
-	if len(args) > 0 && args[0] == "migrate" {
+	if migrate {
 		n, err := model.Migrate(context.Background(), sc.DB)
 		if err != nil {
 			return err

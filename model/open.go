@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -61,4 +62,26 @@ func Open(dsn string, pool PoolConfig) (*gorm.DB, error) {
 	}
 	sqlDB.SetConnMaxLifetime(30 * time.Minute)
 	return db, nil
+}
+
+// EnsureDatabase creates the DSN's database if it does not exist yet, so a
+// fresh server needs no manual step before `api migrate`.
+func EnsureDatabase(dsn string) error {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return fmt.Errorf("parse mysql dsn: %w", err)
+	}
+	name := cfg.DBName
+	if name == "" {
+		return fmt.Errorf("mysql dsn names no database")
+	}
+	cfg.DBName = ""
+	db, err := gorm.Open(gormmysql.New(gormmysql.Config{DSNConfig: cfg}), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		return fmt.Errorf("connect to mysql server: %w", err)
+	}
+	if sqlDB, err := db.DB(); err == nil {
+		defer sqlDB.Close()
+	}
+	return db.Exec("CREATE DATABASE IF NOT EXISTS `" + strings.ReplaceAll(name, "`", "") + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin").Error
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"orderflow/model"
+
 	"go.uber.org/zap"
 )
 
@@ -11,11 +13,7 @@ import (
 // named by ORDERFLOW_CONFIG), builds the logger and connects everything. A
 // bad setting comes back as one error line naming it.
 func Boot(name string) (*ServiceContext, error) {
-	path := os.Getenv("ORDERFLOW_CONFIG")
-	if path == "" {
-		path = "etc/" + name + ".yaml"
-	}
-	cfg, warnings, err := Load(path, os.Environ())
+	cfg, warnings, err := Load(configPath(name), os.Environ())
 	if err != nil {
 		return nil, err
 	}
@@ -32,4 +30,20 @@ func Boot(name string) (*ServiceContext, error) {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	return sc, nil
+}
+
+func configPath(name string) string {
+	if p := os.Getenv("ORDERFLOW_CONFIG"); p != "" {
+		return p
+	}
+	return "etc/" + name + ".yaml"
+}
+
+// EnsureDatabase creates the configured database if it is missing.
+func EnsureDatabase(name string) error {
+	cfg, _, err := Load(configPath(name), os.Environ())
+	if err != nil {
+		return err
+	}
+	return model.EnsureDatabase(cfg.MySQLDSN)
 }
