@@ -65,3 +65,9 @@ func (s *Store) CardCounts(ctx context.Context, productID int64) (map[string]int
 	}
 	return out, nil
 }
+
+// RecycleCards moves an order's LOCKED keys to RECYCLED (sellable again) and
+// reports how many moved.
+func (s *Store) RecycleCards(ctx context.Context, orderID int64, at time.Time) (int64, error) {
+	return s.exec(ctx, `UPDATE card_keys SET status = 'RECYCLED', updated_at = ? WHERE order_id = ? AND status = 'LOCKED'`, at, orderID)
+}

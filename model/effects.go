@@ -71,3 +71,26 @@ func (s *Store) ExpireIdempotencyKey(ctx context.Context, userID int64, key stri
 	_, err := s.exec(ctx, `DELETE FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND created_at < ?`, userID, key, since)
 	return err
 }
+
+// HasStockFlow reports whether an order has a stock-flow row of a type.
+func (s *Store) HasStockFlow(ctx context.Context, orderID int64, flowType int) (bool, error) {
+	var n int64
+	err := s.first(ctx, &n, `SELECT COUNT(*) FROM stock_flows WHERE order_id = ? AND flow_type = ?`, orderID, flowType)
+	return n > 0, err
+}
+
+// HasEffect reports whether an order's delivery effect was applied.
+func (s *Store) HasEffect(ctx context.Context, orderID int64) (bool, error) {
+	var n int64
+	err := s.first(ctx, &n, `SELECT COUNT(*) FROM order_effects WHERE order_id = ?`, orderID)
+	return n > 0, err
+}
+
+// PaymentByTrade loads one payment.
+func (s *Store) PaymentByTrade(ctx context.Context, tradeNo string) (*Payment, error) {
+	var p Payment
+	if err := s.first(ctx, &p, `SELECT * FROM payments WHERE trade_no = ?`, tradeNo); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}

@@ -20,6 +20,7 @@ type Order struct {
 	Status      OrderStatus
 	TradeNo     *string
 	ActivateGen int
+	CloseGen    int
 	Attempts    int
 	ClaimToken  *string
 	ClaimTaskID *string
@@ -185,4 +186,29 @@ func (s *Store) RequeueOrder(ctx context.Context, id int64, nextGen int, at time
 		`UPDATE orders SET activate_gen = ?, updated_at = ? WHERE id = ? AND status = ? AND activate_gen = ?`,
 		nextGen, at, id, OrderPaid, nextGen-1)
 	return n == 1, err
+}
+
+// PendingOrders lists pending orders, oldest expiry first, optionally only
+// those that expired before `before` (zero time = all).
+func (s *Store) PendingOrders(ctx context.Context, before time.Time, limit int) ([]Order, error) {
+	var out []Order
+	if before.IsZero() {
+		err := s.all(ctx, &out, `SELECT * FROM orders WHERE status = ? ORDER BY expire_at LIMIT ?`, OrderPending, limit)
+		return out, err
+	}
+	err := s.all(ctx, &out, `SELECT * FROM orders WHERE status = ? AND expire_at < ? ORDER BY expire_at LIMIT ?`, OrderPending, before, limit)
+	return out, err
+}
+
+// BumpCloseGen gives a pending order's close task a new generation.
+func (s *Store) BumpCloseGen(ctx context.Context, id int64, nextGen int) (bool, error) {
+	n, err := s.exec(ctx, `UPDATE orders SET close_gen = ? WHERE id = ? AND status = ? AND close_gen = ?`, nextGen, id, OrderPending, nextGen-1)
+	return n == 1, err
+}
+
+// LockOrder takes the order row's write lock for the rest of the
+// transaction, serializing everyone who finishes the order's refunds.
+func (s *Store) LockOrder(ctx context.Context, id int64) error {
+	_, err := s.exec(ctx, `UPDATE orders SET updated_at = updated_at WHERE id = ?`, id)
+	return err
 }

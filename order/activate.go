@@ -110,6 +110,9 @@ func (s *Service) finalize(ctx context.Context, c *claim, log *zap.Logger) error
 		log.Info("claim lost before finalize; its new holder finishes the order")
 		return nil
 	}
+	if c.order.PaidAt != nil {
+		s.metrics.Activated(*c.order.PaidAt, now)
+	}
 	log.Info("order finished", zap.Int("attempts", c.order.Attempts))
 	return nil
 }

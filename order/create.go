@@ -7,6 +7,7 @@ import (
 
 	"orderflow/model"
 	"orderflow/stock"
+	"orderflow/tasks"
 
 	"go.uber.org/zap"
 )
@@ -84,6 +85,9 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, erro
 				return errReplayed
 			}
 		}
+		if err := tx.InsertOutbox(ctx, closeRow(o.OrderNo, 1, o.ExpireAt, now)); err != nil {
+			return err
+		}
 		return tx.InsertEvent(ctx, model.Event{ObjectType: "order", ObjectNo: o.OrderNo, FromStatus: "-", ToStatus: o.Status.String(), Reason: "created", CreatedAt: now})
 	})
 	if err != nil {
@@ -99,6 +103,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, erro
 		}
 		return nil, fmt.Errorf("create order for user %d: %w", req.UserID, err)
 	}
+	s.relay.Send(ctx, tasks.ID(tasks.TypeOrderClose, o.OrderNo, 1))
 	s.log.Info("order created", zap.String("order_no", o.OrderNo), zap.Int64("user_id", o.UserID), zap.Int64("product_id", p.ID), zap.Int("quantity", o.Quantity))
 	return &Created{Order: o}, nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"orderflow/model"
+	"orderflow/refund"
 
 	"go.uber.org/zap"
 )
@@ -29,9 +31,9 @@ type PayResult struct {
 func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 	now := s.clock.Now()
 	var res PayResult
-	var taskID string
+	var taskID, refundTask string
 	err := s.store.InTx(ctx, func(tx *model.Store) error {
-		res, taskID = PayResult{}, ""
+		res, taskID, refundTask = PayResult{}, "", ""
 		o, err := tx.OrderByNo(ctx, p.OrderNo)
 		if errors.Is(err, model.ErrNotFound) {
 			return ErrNotFound
@@ -49,13 +51,14 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 			return nil
 		}
 		res.Disposition, err = s.applyPayment(ctx, tx, o, pay, &taskID)
-		if err != nil {
+		if err != nil || res.Disposition == model.PaymentApplied {
 			return err
 		}
-		if res.Disposition != model.PaymentApplied {
-			return tx.SetPaymentDisposition(ctx, p.TradeNo, res.Disposition)
+		if err := tx.SetPaymentDisposition(ctx, p.TradeNo, res.Disposition); err != nil {
+			return err
 		}
-		return nil
+		refundTask, err = refund.Open(ctx, tx, o, pay.TradeNo, pay.AmountCents, res.Disposition, now)
+		return err
 	})
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -73,6 +76,8 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 		s.relay.Send(ctx, taskID)
 	default:
 		log.Warn("payment recorded for refund, not delivered", zap.String("disposition", res.Disposition))
+		s.invalidateNo(ctx, p.OrderNo)
+		s.relay.Send(ctx, refundTask)
 	}
 	return &res, nil
 }
@@ -85,6 +90,9 @@ func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Or
 			"Payment amount does not match order "+o.OrderNo,
 			fmt.Sprintf("order %s expects %d cents; trade %s paid %d cents; the payment is refunded, nothing delivered",
 				o.OrderNo, o.AmountCents, pay.TradeNo, pay.AmountCents))
+	}
+	if o.Status == model.OrderClosed {
+		return s.refundLate(ctx, tx, o, now)
 	}
 	if o.Status != model.OrderPending {
 		return dispositionFor(o.Status), nil
@@ -104,6 +112,9 @@ func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Or
 		if err != nil {
 			return "", err
 		}
+		if cur.Status == model.OrderClosed {
+			return s.refundLate(ctx, tx, cur, now)
+		}
 		return dispositionFor(cur.Status), nil
 	}
 	if err := tx.ReleasePendingSlot(ctx, o.UserID); err != nil {
@@ -114,8 +125,26 @@ func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Or
 	return model.PaymentApplied, tx.InsertOutbox(ctx, row)
 }
 
+// refundLate moves a closed order to refunding: the payment came after the
+// close, so the money goes back and the order is never delivered.
+func (s *Service) refundLate(ctx context.Context, tx *model.Store, o *model.Order, now time.Time) (string, error) {
+	moved, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+		From: model.OrderClosed, To: model.OrderRefunding, Reason: "payment after close", At: now,
+	})
+	if err != nil {
+		return "", err
+	}
+	if !moved {
+		return model.PaymentDuplicate, nil
+	}
+	return model.PaymentLate, nil
+}
+
+// dispositionFor classifies a matching payment for an order that is not
+// pending (and not closed): another trade already paid it, or it is already
+// being refunded after a late payment.
 func dispositionFor(st model.OrderStatus) string {
-	if st == model.OrderClosed {
+	if st == model.OrderRefunding || st == model.OrderRefunded {
 		return model.PaymentLate
 	}
 	return model.PaymentDuplicate

@@ -2,13 +2,12 @@ package order
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"time"
 
 	"orderflow/model"
 	"orderflow/tasks"
 
-	"github.com/hibiken/asynq"
 	"go.uber.org/zap"
 )
 
@@ -25,6 +24,17 @@ const sweepBatch = 500
 // activation task no longer exists in asynq. Safe to run from many
 // processes at once: every step is a conditional UPDATE.
 func (s *Service) RecoverStuck(ctx context.Context) (Recovered, error) {
+	return s.recover(ctx, s.clock.Now().Add(-s.set.ClaimTimeout))
+}
+
+// RequeueLost is RecoverStuck for reconciliation: every paid order with no
+// live task is re-queued, however recently it was paid (after a Redis wipe
+// none of them has one).
+func (s *Service) RequeueLost(ctx context.Context) (Recovered, error) {
+	return s.recover(ctx, s.clock.Now().Add(time.Millisecond))
+}
+
+func (s *Service) recover(ctx context.Context, paidCutoff time.Time) (Recovered, error) {
 	var rec Recovered
 	cutoff := s.clock.Now().Add(-s.set.ClaimTimeout)
 	stuck, err := s.store.OrdersInStatusSince(ctx, model.OrderClaimed, cutoff, sweepBatch)
@@ -43,17 +53,18 @@ func (s *Service) RecoverStuck(ctx context.Context) (Recovered, error) {
 		}
 		if ok {
 			rec.StuckClaims++
+			s.metrics.StuckRecovered()
 			sent = append(sent, taskID)
 			s.log.Warn("stuck claim reset to paid and re-queued", zap.String("order_no", o.OrderNo), zap.Timep("claimed_at", o.ClaimedAt))
 		}
 	}
-	idle, err := s.store.OrdersInStatusSince(ctx, model.OrderPaid, cutoff, sweepBatch)
+	idle, err := s.store.OrdersInStatusSince(ctx, model.OrderPaid, paidCutoff, sweepBatch)
 	if err != nil {
 		return rec, fmt.Errorf("recover lost tasks: %w", err)
 	}
 	for i := range idle {
 		o := &idle[i]
-		live, err := s.taskLive(o)
+		live, err := s.live(tasks.TypeOrderActivate, tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen))
 		if err != nil {
 			return rec, err
 		}
@@ -102,24 +113,6 @@ func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool)
 		s.invalidate(ctx, o.ID, o.OrderNo)
 	}
 	return ok, row.TaskID, nil
-}
-
-// taskLive reports whether asynq still holds a task that will run the
-// order's current generation (pending, scheduled, active or retry).
-func (s *Service) taskLive(o *model.Order) (bool, error) {
-	id := tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen)
-	info, err := s.inspector.GetTaskInfo(s.table[tasks.TypeOrderActivate].Queue, id)
-	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("inspect task %s: %w", id, err)
-	}
-	switch info.State {
-	case asynq.TaskStatePending, asynq.TaskStateScheduled, asynq.TaskStateActive, asynq.TaskStateRetry, asynq.TaskStateAggregating:
-		return true, nil
-	}
-	return false, nil
 }
 
 // Retry is the operator's retry of a failed order: failed→paid with a fresh

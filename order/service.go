@@ -13,6 +13,7 @@ import (
 
 	"orderflow/apperr"
 	"orderflow/clock"
+	"orderflow/metrics"
 	"orderflow/model"
 	"orderflow/outbox"
 	"orderflow/stock"
@@ -43,6 +44,7 @@ type Service struct {
 	table     tasks.Table
 	clock     clock.Clock
 	log       *zap.Logger
+	metrics   *metrics.Metrics
 	set       Settings
 }
 
@@ -55,13 +57,14 @@ type Deps struct {
 	Tasks     tasks.Table
 	Clock     clock.Clock
 	Log       *zap.Logger
+	Metrics   *metrics.Metrics
 }
 
 // New returns the order service.
 func New(d Deps, s Settings) *Service {
 	return &Service{
 		store: d.Store, rdb: d.Redis, stock: stock.NewCounter(d.Redis), relay: d.Relay,
-		inspector: d.Inspector, table: d.Tasks, clock: d.Clock, log: d.Log, set: s,
+		inspector: d.Inspector, table: d.Tasks, clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s,
 	}
 }
 

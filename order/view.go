@@ -113,6 +113,13 @@ func (s *Service) load(ctx context.Context, orderNo string) (*model.Order, error
 
 func (s *Service) view(ctx context.Context, o *model.Order) (*View, error) {
 	v := baseView(o)
+	refunds, err := s.store.RefundsForOrder(ctx, o.ID)
+	if err != nil {
+		return nil, fmt.Errorf("order %s refunds: %w", o.OrderNo, err)
+	}
+	for _, r := range refunds {
+		v.Refunds = append(v.Refunds, RefundView{RefundNo: r.RefundNo, Status: r.Status, AmountCents: r.AmountCents})
+	}
 	if o.Kind == model.KindCard && o.Status == model.OrderFinished {
 		codes, err := s.store.SoldCodes(ctx, o.ID)
 		if err != nil {

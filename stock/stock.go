@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -93,4 +94,34 @@ func (c *Counter) Get(ctx context.Context, productID int64) (n int64, ok bool, e
 		return 0, false, nil
 	}
 	return n, err == nil, err
+}
+
+// RestoreMarkerKey marks that one order's stock-flow restore reached Redis.
+// It shares the counter's hash tag, so the restore script's two keys live in
+// one Cluster slot.
+func RestoreMarkerKey(productID int64, orderNo string, flowType int) string {
+	return Key(productID) + ":restored:" + orderNo + ":" + strconv.Itoa(flowType)
+}
+
+// restoreScript gives an order's stock back to the counter exactly once.
+//
+//	KEYS[1] the product's stock counter
+//	KEYS[2] the order's restore marker (same hash tag)
+//	ARGV[1] quantity to give back
+//	ARGV[2] marker lifetime in seconds
+//	returns 1 if it restored now, 0 if the marker says it already did.
+//	A missing counter is not created: its rebuild from the database already
+//	counts the restored stock; the marker is still set.
+var restoreScript = redis.NewScript(`
+if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) == false then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('INCRBY', KEYS[1], ARGV[1]) end
+return 1
+`)
+
+// Restore applies a committed restore stock-flow to Redis once per order and flow type.
+func (c *Counter) Restore(ctx context.Context, productID int64, orderNo string, flowType, qty int, markerTTL time.Duration) (bool, error) {
+	n, err := restoreScript.Run(ctx, c.rdb,
+		[]string{Key(productID), RestoreMarkerKey(productID, orderNo, flowType)},
+		qty, int(markerTTL.Seconds())).Int()
+	return n == 1, err
 }

@@ -46,6 +46,10 @@ type Config struct {
 	CacheTTL           Duration `yaml:"cache_ttl"`
 	IdempotencyTTL     Duration `yaml:"idempotency_ttl"`
 	RelayInterval      Duration `yaml:"relay_interval"`
+	RefundRetryDelays  string   `yaml:"refund_retry_delays"` // comma-separated durations
+	RefundMaxAttempts  int      `yaml:"refund_max_attempts"`
+	RefundAlertAfter   Duration `yaml:"refund_alert_after"`
+	PayTimeout         Duration `yaml:"pay_timeout"`
 
 	Concurrency              int      `yaml:"concurrency"`
 	TaskCheckInterval        Duration `yaml:"task_check_interval"`
@@ -92,6 +96,10 @@ func Defaults() Config {
 		CacheTTL:                 Duration(time.Minute),
 		IdempotencyTTL:           Duration(24 * time.Hour),
 		RelayInterval:            Duration(time.Second),
+		RefundRetryDelays:        "1m,5m,30m,30m",
+		RefundMaxAttempts:        5,
+		RefundAlertAfter:         Duration(24 * time.Hour),
+		PayTimeout:               Duration(5 * time.Second),
 		Concurrency:              20,
 		TaskCheckInterval:        Duration(100 * time.Millisecond),
 		DelayedTaskCheckInterval: Duration(200 * time.Millisecond),
@@ -211,6 +219,11 @@ func (c Config) Validate() error {
 		return bad("concurrency", "must be at least 1")
 	case c.DBMaxOpen < 1:
 		return bad("db_max_open", "must be at least 1")
+	case c.RefundMaxAttempts < 1:
+		return bad("refund_max_attempts", "must be at least 1")
+	}
+	if _, err := c.RefundDelays(); err != nil {
+		return bad("refund_retry_delays", err.Error())
 	}
 	for key, d := range map[string]Duration{
 		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "recovery_interval": c.RecoveryInterval,
@@ -218,7 +231,7 @@ func (c Config) Validate() error {
 		"activate_timeout": c.ActivateTimeout, "activate_retry_delay": c.ActivateRetryDelay,
 		"cache_ttl": c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,
 		"task_check_interval": c.TaskCheckInterval, "delayed_task_check_interval": c.DelayedTaskCheckInterval,
-		"shutdown_timeout": c.ShutdownTimeout,
+		"shutdown_timeout": c.ShutdownTimeout, "refund_alert_after": c.RefundAlertAfter, "pay_timeout": c.PayTimeout,
 	} {
 		if d <= 0 {
 			return bad(key, "must be a positive duration")
@@ -231,4 +244,17 @@ func (c Config) Validate() error {
 		return bad("reconcile_schedule", err.Error())
 	}
 	return nil
+}
+
+// RefundDelays parses refund_retry_delays ("1m,5m,30m,30m").
+func (c Config) RefundDelays() ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(c.RefundRetryDelays, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("want comma-separated positive durations, got %q", c.RefundRetryDelays)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

@@ -33,6 +33,7 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		return nil, err
 	}
 	rdb := NewRedis(c)
+	delays, _ := c.RefundDelays() // validated by Config.Validate
 	return &ServiceContext{
 		Config:    c,
 		Log:       log,
@@ -46,6 +47,8 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 			ActivateTimeout:    c.ActivateTimeout.D(),
 			ActivateRetryDelay: c.ActivateRetryDelay.D(),
 			RecoveryInterval:   c.RecoveryInterval.D(),
+			RefundRetryDelays:  delays,
+			PayTimeout:         c.PayTimeout.D(),
 		}),
 	}, nil
 }

@@ -3,16 +3,24 @@ package svc
 import (
 	"orderflow/account"
 	"orderflow/catalog"
+	"orderflow/metrics"
 	"orderflow/order"
 	"orderflow/outbox"
+	"orderflow/payclient"
+	"orderflow/reconcile"
+	"orderflow/refund"
+	"orderflow/stock"
 )
 
 // UseCases are the aggregates' services both binaries call.
 type UseCases struct {
-	Relay    *outbox.Relay
-	Orders   *order.Service
-	Accounts *account.Service
-	Catalog  *catalog.Service
+	Relay      *outbox.Relay
+	Metrics    *metrics.Metrics
+	Orders     *order.Service
+	Refunds    *refund.Service
+	Accounts   *account.Service
+	Catalog    *catalog.Service
+	Reconciler *reconcile.Reconciler
 }
 
 // NewUseCases builds every use-case service on the context's dependencies.
@@ -20,16 +28,29 @@ type UseCases struct {
 func (s *ServiceContext) NewUseCases() *UseCases {
 	c := s.Config
 	relay := outbox.New(s.Store, s.Asynq, s.Tasks, s.Log)
+	m := metrics.New(s.Redis)
+	orders := order.New(order.Deps{
+		Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector,
+		Tasks: s.Tasks, Clock: s.Clock, Log: s.Log, Metrics: m,
+	}, order.Settings{
+		OrderTTL: c.OrderTTL.D(), ClaimTimeout: c.ClaimTimeout.D(), MaxPending: c.MaxPending,
+		MaxAttempts: c.MaxAttempts, CacheTTL: c.CacheTTL.D(), IdempotencyTTL: c.IdempotencyTTL.D(),
+	})
+	refunds := refund.New(refund.Deps{
+		Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector, Tasks: s.Tasks,
+		Provider: payclient.New(c.PayURL, c.PaySecret, c.PayTimeout.D()),
+		Clock:    s.Clock, Log: s.Log, Metrics: m,
+	}, refund.Settings{MaxAttempts: c.RefundMaxAttempts, AlertAfter: c.RefundAlertAfter.D()})
 	return &UseCases{
-		Relay: relay,
-		Orders: order.New(order.Deps{
-			Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector,
-			Tasks: s.Tasks, Clock: s.Clock, Log: s.Log,
-		}, order.Settings{
-			OrderTTL: c.OrderTTL.D(), ClaimTimeout: c.ClaimTimeout.D(), MaxPending: c.MaxPending,
-			MaxAttempts: c.MaxAttempts, CacheTTL: c.CacheTTL.D(), IdempotencyTTL: c.IdempotencyTTL.D(),
-		}),
+		Relay:    relay,
+		Metrics:  m,
+		Orders:   orders,
+		Refunds:  refunds,
 		Accounts: account.New(s.Store, s.Clock),
 		Catalog:  catalog.New(s.Store, s.Redis, s.Clock),
+		Reconciler: &reconcile.Reconciler{
+			Store: s.Store, Orders: orders, Refunds: refunds, Stock: stock.NewCounter(s.Redis),
+			Clock: s.Clock, Log: s.Log, Grace: c.ReconcileGrace.D(),
+		},
 	}
 }

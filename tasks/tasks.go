@@ -15,20 +15,29 @@ import (
 const (
 	// TypeOrderActivate claims, delivers and finalizes a paid order.
 	TypeOrderActivate = "order:activate"
+	// TypeOrderClose closes a pending order at its expiry and gives its stock back.
+	TypeOrderClose = "order:close"
+	// TypeRefundExecute sends a refund to the provider and asks until it is final.
+	TypeRefundExecute = "refund:execute"
 	// TypeRecoverStuck is the periodic sweep that resets stuck claims to paid
 	// and re-queues paid orders whose task was lost.
 	TypeRecoverStuck = "periodic:recover-stuck"
+	// TypeReconcile is the periodic reconciliation of the ledger against
+	// what timers and Redis may have missed.
+	TypeReconcile = "periodic:reconcile"
 )
 
 // Queues and their weights: activation first, sweeps last.
 const (
 	QueueCritical = "critical"
+	QueueClose    = "close"
 	QueueDefault  = "default"
 	QueueLow      = "low"
 )
 
-// QueueWeights is the asynq Queues config.
-var QueueWeights = map[string]int{QueueCritical: 6, QueueDefault: 3, QueueLow: 1}
+// QueueWeights is the asynq Queues config. Closes have their own queue so
+// its size is the close backlog.
+var QueueWeights = map[string]int{QueueCritical: 6, QueueClose: 3, QueueDefault: 3, QueueLow: 1}
 
 // Spec is how one task type is queued and retried.
 type Spec struct {
@@ -47,6 +56,8 @@ type Config struct {
 	ActivateTimeout    time.Duration
 	ActivateRetryDelay time.Duration // first retry; doubled each time, capped at 32×
 	RecoveryInterval   time.Duration
+	RefundRetryDelays  []time.Duration
+	PayTimeout         time.Duration
 }
 
 // Table maps a task type to its spec.
@@ -59,11 +70,36 @@ func NewTable(c Config) Table {
 			Queue: QueueCritical, MaxRetry: 5, Timeout: c.ActivateTimeout,
 			Delay: doubling(c.ActivateRetryDelay, 32),
 		},
+		TypeOrderClose: {
+			Queue: QueueClose, MaxRetry: 10, Timeout: time.Minute,
+			Delay: doubling(c.ActivateRetryDelay, 32),
+		},
+		TypeRefundExecute: {
+			// Retries are the active-query schedule too; reconciliation
+			// re-queues a refund whose budget asynq exhausted.
+			Queue: QueueDefault, MaxRetry: 25, Timeout: 3*c.PayTimeout + 5*time.Second,
+			Delay: stepped(c.RefundRetryDelays),
+		},
+		TypeReconcile: {
+			Queue: QueueLow, MaxRetry: 2, Timeout: 10 * time.Minute,
+			Retention: 24 * time.Hour,
+			Delay:     doubling(time.Second, 4),
+		},
 		TypeRecoverStuck: {
 			Queue: QueueLow, MaxRetry: 0, Timeout: c.RecoveryInterval,
 			Retention: 2 * c.RecoveryInterval,
 			Delay:     doubling(time.Second, 1),
 		},
+	}
+}
+
+// stepped waits delays[n-1], and the last delay for every retry after.
+func stepped(delays []time.Duration) func(int) time.Duration {
+	return func(n int) time.Duration {
+		if len(delays) == 0 {
+			return time.Minute
+		}
+		return delays[min(max(n-1, 0), len(delays)-1)]
 	}
 }
 
@@ -110,6 +146,12 @@ func ID(typ, number string, gen int) string {
 type OrderPayload struct {
 	OrderNo string `json:"order_no"`
 	Gen     int    `json:"gen"`
+}
+
+// RefundPayload names the refund a task is about.
+type RefundPayload struct {
+	RefundNo string `json:"refund_no"`
+	Gen      int    `json:"gen"`
 }
 
 // Encode marshals a payload.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"orderflow/health"
+	"orderflow/metrics"
 	"orderflow/svc"
 
 	"go.uber.org/zap"
@@ -17,21 +18,26 @@ type Handler struct {
 	log        *zap.Logger
 	adminToken string
 	paySecret  string
+	sources    metrics.Sources
 }
 
 // NewRouter returns the API's routes.
 func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
-	h := &Handler{uc: uc, log: sc.Log, adminToken: sc.Config.AdminToken, paySecret: sc.Config.PaySecret}
+	h := &Handler{uc: uc, log: sc.Log, adminToken: sc.Config.AdminToken, paySecret: sc.Config.PaySecret,
+		sources: metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock}}
 	hc := &health.Checker{DB: sc.DB, Redis: sc.Redis}
 	admin := func(f http.HandlerFunc) http.Handler { return h.requireAdmin(f) }
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
+	mux.Handle("GET /metrics", metrics.Handler(uc.Metrics, h.sources))
 
 	mux.HandleFunc("POST /api/v1/orders", h.requireUser(false, h.createOrder))
 	mux.HandleFunc("GET /api/v1/orders/{order_no}", h.requireUser(true, h.getOrder))
+	mux.HandleFunc("POST /api/v1/orders/{order_no}/cancel", h.requireUser(true, h.cancelOrder))
 	mux.HandleFunc("POST /api/v1/payments/notify", h.paymentNotify)
+	mux.HandleFunc("POST /api/v1/payments/refund-notify", h.refundNotify)
 
 	mux.Handle("POST /api/v1/admin/users", admin(h.createUser))
 	mux.Handle("GET /api/v1/admin/users/{id}", admin(h.getUser))
@@ -41,6 +47,11 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.Handle("GET /api/v1/admin/orders", admin(h.listOrders))
 	mux.Handle("GET /api/v1/admin/orders/{order_no}", admin(h.getOrderAdmin))
 	mux.Handle("POST /api/v1/admin/orders/{order_no}/retry", admin(h.retryOrder))
+	mux.Handle("POST /api/v1/admin/orders/{order_no}/refund", admin(h.refundOrder))
+	mux.Handle("GET /api/v1/admin/refunds", admin(h.listRefunds))
+	mux.Handle("POST /api/v1/admin/refunds/{refund_no}/retry", admin(h.retryRefund))
+	mux.Handle("POST /api/v1/admin/refunds/{refund_no}/resolve", admin(h.resolveRefund))
+	mux.Handle("GET /api/v1/admin/stats", admin(h.stats))
 
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint"}})

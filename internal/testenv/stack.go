@@ -52,6 +52,8 @@ func Start(t testing.TB, opt Options) *Stack {
 // StartWith boots a stack on a given configuration.
 func StartWith(t testing.TB, cfg svc.Config, opt Options) *Stack {
 	t.Helper()
+	apiLn, simLn := listen(t), listen(t)
+	cfg.PayURL = "http://" + simLn.Addr().String()
 	log, err := svc.NewLogger(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -61,15 +63,12 @@ func StartWith(t testing.TB, cfg svc.Config, opt Options) *Stack {
 		t.Fatalf("testenv: service context: %v", err)
 	}
 	s := &Stack{Config: cfg, SC: sc, UC: sc.NewUseCases()}
-
-	apiLn := listen(t)
 	s.APIURL = "http://" + apiLn.Addr().String()
 	s.api = &http.Server{Handler: handler.NewRouter(sc, s.UC), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.api.Serve(apiLn) }()
 
 	s.Sim = paysim.New(paysim.Config{Secret: cfg.PaySecret, NotifyBaseURL: s.APIURL, Seed: 1, Logger: zap.NewNop()})
-	simLn := listen(t)
-	s.SimURL = "http://" + simLn.Addr().String()
+	s.SimURL = cfg.PayURL
 	simSrv := &http.Server{Handler: s.Sim.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = simSrv.Serve(simLn) }()
 	s.Pay = &paysim.Client{BaseURL: s.SimURL, Secret: cfg.PaySecret, HTTP: &http.Client{Timeout: 30 * time.Second}}

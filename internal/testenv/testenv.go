@@ -141,6 +141,9 @@ func Config(t testing.TB) svc.Config {
 	c.TaskCheckInterval = svc.Duration(20 * time.Millisecond)
 	c.DelayedTaskCheckInterval = svc.Duration(50 * time.Millisecond)
 	c.ShutdownTimeout = svc.Duration(5 * time.Second)
+	c.PayTimeout = svc.Duration(500 * time.Millisecond)
+	c.RefundRetryDelays = "20ms,50ms,100ms,100ms"
+	c.ReconcileGrace = svc.Duration(time.Second)
 	if err := c.Validate(); err != nil {
 		t.Fatalf("testenv: config: %v", err)
 	}
@@ -168,6 +171,12 @@ func Env(c svc.Config) []string {
 		"ORDERFLOW_DELAYED_TASK_CHECK_INTERVAL="+c.DelayedTaskCheckInterval.D().String(),
 		"ORDERFLOW_SHUTDOWN_TIMEOUT="+c.ShutdownTimeout.D().String(),
 		"ORDERFLOW_MAX_ATTEMPTS="+strconv.Itoa(c.MaxAttempts),
+		"ORDERFLOW_PAY_URL="+c.PayURL,
+		"ORDERFLOW_PAY_TIMEOUT="+c.PayTimeout.D().String(),
+		"ORDERFLOW_REFUND_RETRY_DELAYS="+c.RefundRetryDelays,
+		"ORDERFLOW_RECONCILE_SCHEDULE="+c.ReconcileSchedule,
+		"ORDERFLOW_RECONCILE_GRACE="+c.ReconcileGrace.D().String(),
+		"ORDERFLOW_ORDER_TTL="+c.OrderTTL.D().String(),
 		"ORDERFLOW_MAX_PENDING="+strconv.Itoa(c.MaxPending),
 		fmt.Sprintf("ORDERFLOW_CONCURRENCY=%d", c.Concurrency),
 	)

@@ -4,7 +4,10 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"orderflow/order"
 
 	"orderflow/svc"
 	"orderflow/tasks"
@@ -17,8 +20,43 @@ import (
 func routes(uc *svc.UseCases, log *zap.Logger) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(tasks.TypeOrderActivate, handleOrderActivate(uc))
+	mux.HandleFunc(tasks.TypeOrderClose, handleOrderClose(uc))
+	mux.HandleFunc(tasks.TypeRefundExecute, handleRefundExecute(uc))
 	mux.HandleFunc(tasks.TypeRecoverStuck, handleRecoverStuck(uc, log))
+	mux.HandleFunc(tasks.TypeReconcile, handleReconcile(uc, log))
 	return mux
+}
+
+func handleOrderClose(uc *svc.UseCases) asynq.HandlerFunc {
+	return func(ctx context.Context, t *asynq.Task) error {
+		var p tasks.OrderPayload
+		if err := tasks.Decode(t, &p); err != nil {
+			return err
+		}
+		_, err := uc.Orders.Close(ctx, p.OrderNo, order.CloseExpired)
+		if errors.Is(err, order.ErrNotFound) {
+			return fmt.Errorf("close %s: %w: %w", p.OrderNo, err, asynq.SkipRetry)
+		}
+		return err
+	}
+}
+
+func handleRefundExecute(uc *svc.UseCases) asynq.HandlerFunc {
+	return func(ctx context.Context, t *asynq.Task) error {
+		var p tasks.RefundPayload
+		if err := tasks.Decode(t, &p); err != nil {
+			return err
+		}
+		return uc.Refunds.Execute(ctx, p.RefundNo, p.Gen)
+	}
+}
+
+func handleReconcile(uc *svc.UseCases, log *zap.Logger) asynq.HandlerFunc {
+	return func(ctx context.Context, _ *asynq.Task) error {
+		rep, err := uc.Reconciler.Run(ctx)
+		log.Info("reconciliation pass", zap.Any("report", rep), zap.Error(err))
+		return err
+	}
 }
 
 func handleOrderActivate(uc *svc.UseCases) asynq.HandlerFunc {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"orderflow/health"
+	"orderflow/metrics"
+	"orderflow/reconcile"
 	"orderflow/svc"
 	"orderflow/tasks"
 
@@ -58,10 +60,21 @@ func (w *Worker) Start() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
+	reconcileAt, err := parseSchedule(c.ReconcileSchedule)
+	if err != nil {
+		return fmt.Errorf("setting ORDERFLOW_RECONCILE_SCHEDULE: %w", err)
+	}
 	p := &periodic{
-		jobs:   []periodicJob{{taskType: tasks.TypeRecoverStuck, when: every(c.RecoveryInterval.D())}},
+		jobs: []periodicJob{
+			{taskType: tasks.TypeRecoverStuck, when: every(c.RecoveryInterval.D())},
+			{taskType: tasks.TypeReconcile, when: reconcileAt},
+		},
 		client: w.sc.Asynq, table: w.sc.Tasks, clock: w.sc.Clock, log: w.sc.Log,
 		tick: min(time.Second, c.RecoveryInterval.D()/4), last: map[string]time.Time{},
+		epoch: func(ctx context.Context) (bool, string) {
+			wiped, mark, err := reconcile.ClaimEpoch(ctx, w.sc.Redis, w.sc.Clock.Now())
+			return err == nil && wiped, mark
+		},
 	}
 	w.wg.Add(2)
 	go func() { defer w.wg.Done(); w.uc.Relay.Run(ctx, c.RelayInterval.D()) }()
@@ -77,6 +90,7 @@ func (w *Worker) Start() error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
+	mux.Handle("GET /metrics", metrics.Handler(w.uc.Metrics, metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock}))
 	w.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	w.wg.Add(1)
 	go func() {

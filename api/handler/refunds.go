@@ -1,0 +1,121 @@
+package handler
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"orderflow/apperr"
+	"orderflow/metrics"
+	"orderflow/model"
+	"orderflow/order"
+)
+
+var errBadRefundNotify = apperr.New(apperr.Invalid, "invalid_refund_notify", "out_request_no and status are required")
+
+func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
+	c := callerOf(r)
+	who := order.Viewer{Admin: c.admin}
+	if c.user != nil {
+		who.UserID = c.user.ID
+	}
+	if err := h.uc.Orders.Cancel(r.Context(), r.PathValue("order_no"), who); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"order_no": r.PathValue("order_no"), "status": model.OrderClosed.String()})
+}
+
+func (h *Handler) refundNotify(w http.ResponseWriter, r *http.Request) {
+	body, err := h.signedBody(r)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	var b struct {
+		OutRequestNo string `json:"out_request_no"`
+		Status       string `json:"status"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		writeError(w, r, h.log, errBadJSON)
+		return
+	}
+	if b.OutRequestNo == "" || b.Status == "" {
+		writeError(w, r, h.log, errBadRefundNotify)
+		return
+	}
+	if err := h.uc.Refunds.Callback(r.Context(), b.OutRequestNo, b.Status); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"result": "success"})
+}
+
+func (h *Handler) refundOrder(w http.ResponseWriter, r *http.Request) {
+	no, err := h.uc.Orders.RefundFailed(r.Context(), r.PathValue("order_no"))
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"order_no": r.PathValue("order_no"), "status": model.OrderRefunding.String(), "refund_no": no})
+}
+
+type refundView struct {
+	RefundNo    string `json:"refund_no"`
+	OrderNo     string `json:"order_no"`
+	TradeNo     string `json:"trade_no"`
+	AmountCents int64  `json:"amount_cents"`
+	Reason      string `json:"reason"`
+	Status      string `json:"status"`
+	Attempts    int    `json:"attempts"`
+	LastError   string `json:"last_error"`
+	Provider    string `json:"provider_status"`
+}
+
+func (h *Handler) listRefunds(w http.ResponseWriter, r *http.Request) {
+	status := r.URL.Query().Get("status")
+	if status != "" && status != model.RefundProcessing && status != model.RefundSucceeded && status != model.RefundManual {
+		writeError(w, r, h.log, errBadStatus)
+		return
+	}
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	refunds, err := h.uc.Refunds.List(r.Context(), status, limit)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	out := make([]refundView, 0, len(refunds))
+	for _, x := range refunds {
+		out = append(out, refundView{x.RefundNo, x.OrderNo, x.TradeNo, x.AmountCents, x.Reason, x.Status, x.Attempts, x.LastError, x.ProviderStatus})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"refunds": out})
+}
+
+func (h *Handler) retryRefund(w http.ResponseWriter, r *http.Request) {
+	no, err := h.uc.Refunds.Retry(r.Context(), r.PathValue("refund_no"))
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"refund_no": no, "status": model.RefundProcessing})
+}
+
+func (h *Handler) resolveRefund(w http.ResponseWriter, r *http.Request) {
+	if err := h.uc.Refunds.Resolve(r.Context(), r.PathValue("refund_no")); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"refund_no": r.PathValue("refund_no"), "status": model.RefundSucceeded})
+}
+
+func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
+	st, err := metrics.Collect(r.Context(), h.uc.Metrics, h.sources)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}

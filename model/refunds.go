@@ -1,0 +1,205 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Refund statuses.
+const (
+	RefundProcessing = "processing"
+	RefundSucceeded  = "succeeded"
+	RefundManual     = "manual"
+)
+
+// refundMoves is the refund transition table.
+var refundMoves = map[string][]string{
+	RefundProcessing: {RefundSucceeded, RefundManual},
+	RefundManual:     {RefundProcessing, RefundSucceeded},
+}
+
+// CanMoveRefund reports whether from→to is an allowed refund move.
+func CanMoveRefund(from, to string) bool {
+	for _, t := range refundMoves[from] {
+		if t == to {
+			return true
+		}
+	}
+	return false
+}
+
+// Refund reasons: why the money goes back.
+const (
+	RefundReasonLate      = "late"      // paid after the order closed
+	RefundReasonDuplicate = "duplicate" // a second trade for one order
+	RefundReasonMismatch  = "mismatch"  // wrong amount
+	RefundReasonOperator  = "operator"  // an operator refunded a failed order
+)
+
+// Refund returns one payment's money.
+type Refund struct {
+	ID             int64
+	RefundNo       string
+	BaseNo         string
+	NoGen          int
+	OrderID        int64
+	OrderNo        string
+	TradeNo        string
+	AmountCents    int64
+	Reason         string
+	Status         string
+	Attempts       int
+	TaskGen        int
+	LastError      string
+	ProviderStatus string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	SucceededAt    *time.Time
+}
+
+// InsertRefund records a refund once per (order, trade) and reports false
+// when it already exists.
+func (s *Store) InsertRefund(ctx context.Context, r *Refund) (bool, error) {
+	return s.insertIgnoringDuplicate(ctx,
+		`INSERT INTO refunds (refund_no, base_no, no_gen, order_id, order_no, trade_no, amount_cents, reason, status, created_at, updated_at)
+		 VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.RefundNo, r.BaseNo, r.OrderID, r.OrderNo, r.TradeNo, r.AmountCents, r.Reason, r.Status, r.CreatedAt, r.UpdatedAt)
+}
+
+// RefundByNo loads a refund by its current refund_no.
+func (s *Store) RefundByNo(ctx context.Context, refundNo string) (*Refund, error) {
+	var r Refund
+	if err := s.first(ctx, &r, `SELECT * FROM refunds WHERE refund_no = ?`, refundNo); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// RefundsForOrder lists an order's refunds.
+func (s *Store) RefundsForOrder(ctx context.Context, orderID int64) ([]Refund, error) {
+	var out []Refund
+	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE order_id = ? ORDER BY id`, orderID)
+	return out, err
+}
+
+// ListRefunds pages refunds, newest first, optionally of one status.
+func (s *Store) ListRefunds(ctx context.Context, status string, limit int) ([]Refund, error) {
+	var out []Refund
+	if status == "" {
+		err := s.all(ctx, &out, `SELECT * FROM refunds ORDER BY id DESC LIMIT ?`, limit)
+		return out, err
+	}
+	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? ORDER BY id DESC LIMIT ?`, status, limit)
+	return out, err
+}
+
+// RefundsInStatusSince lists refunds in a status not touched since before.
+func (s *Store) RefundsInStatusSince(ctx context.Context, status string, before time.Time, limit int) ([]Refund, error) {
+	var out []Refund
+	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?`, status, before, limit)
+	return out, err
+}
+
+// RefundsCreatedBefore lists refunds in a status created before a time.
+func (s *Store) RefundsCreatedBefore(ctx context.Context, status string, before time.Time, limit int) ([]Refund, error) {
+	var out []Refund
+	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? AND created_at < ? ORDER BY id LIMIT ?`, status, before, limit)
+	return out, err
+}
+
+// CountRefundsByStatus returns the number of refunds per status.
+func (s *Store) CountRefundsByStatus(ctx context.Context) (map[string]int64, error) {
+	var rows []struct {
+		Status string
+		N      int64
+	}
+	if err := s.all(ctx, &rows, `SELECT status, COUNT(*) AS n FROM refunds GROUP BY status`); err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, nil
+}
+
+// UnfinishedRefunds counts an order's refunds that have not succeeded.
+func (s *Store) UnfinishedRefunds(ctx context.Context, orderID int64) (int64, error) {
+	var n int64
+	err := s.first(ctx, &n, `SELECT COUNT(*) FROM refunds WHERE order_id = ? AND status <> ?`, orderID, RefundSucceeded)
+	return n, err
+}
+
+// RefundMove is one conditional status change of a refund.
+type RefundMove struct {
+	From, To string
+	Reason   string
+	At       time.Time
+	Set      map[string]any
+	// NextTaskGen, when set, writes task_gen = NextTaskGen and requires task_gen = NextTaskGen-1.
+	NextTaskGen int
+}
+
+// MoveRefund applies m with one UPDATE naming the status it leaves and
+// records the event; false means someone else moved it first.
+func (s *Store) MoveRefund(ctx context.Context, id int64, refundNo string, m RefundMove) (bool, error) {
+	if !CanMoveRefund(m.From, m.To) {
+		return false, fmt.Errorf("move refund %s: %s→%s is not an allowed move", refundNo, m.From, m.To)
+	}
+	cols := make([]string, 0, len(m.Set))
+	for c := range m.Set {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	var b strings.Builder
+	b.WriteString(`UPDATE refunds SET status = ?, updated_at = ?`)
+	args := []any{m.To, m.At}
+	for _, c := range cols {
+		b.WriteString(", " + c + " = ?")
+		args = append(args, m.Set[c])
+	}
+	if m.NextTaskGen > 0 {
+		b.WriteString(", task_gen = ?")
+		args = append(args, m.NextTaskGen)
+	}
+	b.WriteString(` WHERE id = ? AND status = ?`)
+	args = append(args, id, m.From)
+	if m.NextTaskGen > 0 {
+		b.WriteString(` AND task_gen = ?`)
+		args = append(args, m.NextTaskGen-1)
+	}
+	n, err := s.exec(ctx, b.String(), args...)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	return true, s.InsertEvent(ctx, Event{ObjectType: "refund", ObjectNo: refundNo, FromStatus: m.From, ToStatus: m.To, Reason: m.Reason, CreatedAt: m.At})
+}
+
+// CountRefundAttempt records one provider call for a refund still processing.
+func (s *Store) CountRefundAttempt(ctx context.Context, id int64, at time.Time) (int, error) {
+	if _, err := s.exec(ctx, `UPDATE refunds SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = ?`, at, id, RefundProcessing); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.first(ctx, &n, `SELECT attempts FROM refunds WHERE id = ?`, id)
+	return n, err
+}
+
+// NoteRefundProvider records the provider's last answer (or error) on a refund.
+func (s *Store) NoteRefundProvider(ctx context.Context, id int64, providerStatus, lastErr string, at time.Time) error {
+	if len(lastErr) > 255 {
+		lastErr = lastErr[:255]
+	}
+	_, err := s.exec(ctx, `UPDATE refunds SET provider_status = ?, last_error = ?, updated_at = ? WHERE id = ?`, providerStatus, lastErr, at, id)
+	return err
+}
+
+// RequeueRefund gives a processing refund whose task was lost a new task generation.
+func (s *Store) RequeueRefund(ctx context.Context, id int64, nextGen int, at time.Time) (bool, error) {
+	n, err := s.exec(ctx, `UPDATE refunds SET task_gen = ?, updated_at = ? WHERE id = ? AND status = ? AND task_gen = ?`,
+		nextGen, at, id, RefundProcessing, nextGen-1)
+	return n == 1, err
+}

@@ -1,0 +1,190 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"orderflow/apperr"
+	"orderflow/model"
+	"orderflow/tasks"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
+)
+
+// Close reasons.
+const (
+	CloseExpired   = "expired"
+	CloseCancelled = "buyer cancel"
+	CloseReconcile = "reconcile"
+)
+
+// restoreMarkerTTL outlives any re-run of a close; if Redis loses the marker
+// it has lost the counter too, and the rebuild from the ledger is exact.
+const restoreMarkerTTL = 72 * time.Hour
+
+// ErrNotPending is a cancel of an order that is no longer pending.
+var ErrNotPending = apperr.New(apperr.Conflict, "invalid_status", "only a pending order can be cancelled")
+
+// errNotExpired is a close task that fired before the order's expiry.
+var errNotExpired = errors.New("order not expired yet")
+
+// closeRow is the outbox row that closes an order at its expiry.
+func closeRow(orderNo string, gen int, expireAt, now time.Time) *model.OutboxRow {
+	return &model.OutboxRow{
+		TaskID:    tasks.ID(tasks.TypeOrderClose, orderNo, gen),
+		TaskType:  tasks.TypeOrderClose,
+		Payload:   tasks.Encode(tasks.OrderPayload{OrderNo: orderNo, Gen: gen}),
+		ProcessAt: expireAt, CreatedAt: now,
+	}
+}
+
+// Close runs the close procedure: pending→closed, the order's LOCKED keys
+// →RECYCLED (or a limited product's stock returned) and the type-3 stock
+// flow, in one transaction; then the Redis restore, driven by the committed
+// flow row and guarded by a per-order marker. A re-run after a crash between
+// the commit and Redis repairs the counter and never restores twice. It
+// reports whether this call closed the order.
+func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, error) {
+	o, err := s.load(ctx, orderNo)
+	if err != nil {
+		return false, err
+	}
+	log := s.log.With(zap.String("order_no", orderNo), zap.String("reason", reason))
+	now := s.clock.Now()
+	if o.Status == model.OrderPending && reason == CloseExpired && now.Before(o.ExpireAt) {
+		return false, fmt.Errorf("close %s: %w (expires %s)", orderNo, errNotExpired, o.ExpireAt.Format(time.RFC3339Nano))
+	}
+	var moved bool
+	if o.Status == model.OrderPending {
+		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
+			moved, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+				From: model.OrderPending, To: model.OrderClosed, Reason: reason, At: now,
+				Set: map[string]any{"closed_at": now},
+			})
+			if err != nil || !moved {
+				return err
+			}
+			if err := tx.ReleasePendingSlot(ctx, o.UserID); err != nil {
+				return err
+			}
+			return releaseStock(ctx, tx, o, model.FlowCloseRestore, now)
+		})
+		if err != nil {
+			s.metrics.CloseFailed()
+			return false, fmt.Errorf("close %s: %w", orderNo, err)
+		}
+		s.invalidate(ctx, o.ID, o.OrderNo)
+	}
+	if err := s.restoreRedis(ctx, o, model.FlowCloseRestore); err != nil {
+		log.Warn("stock counter restore failed; the next run or reconciliation repairs it", zap.Error(err))
+	}
+	if moved {
+		s.metrics.CloseSucceeded()
+		log.Info("order closed; stock released")
+	} else {
+		log.Info("order not pending; nothing to close", zap.Stringer("status", o.Status))
+	}
+	return moved, nil
+}
+
+// Cancel is the buyer's cancel: the close procedure, now.
+func (s *Service) Cancel(ctx context.Context, orderNo string, who Viewer) error {
+	o, err := s.load(ctx, orderNo)
+	if err != nil {
+		return err
+	}
+	if !who.Admin && o.UserID != who.UserID {
+		return ErrNotFound
+	}
+	if o.Status != model.OrderPending {
+		return ErrNotPending
+	}
+	closed, err := s.Close(ctx, orderNo, CloseCancelled)
+	if err != nil {
+		return err
+	}
+	if !closed {
+		return ErrNotPending // paid or closed between our read and the close
+	}
+	return nil
+}
+
+// releaseStock gives an order's stock back in the ledger and records the
+// flow: card keys LOCKED→RECYCLED, or a limited product's stock column.
+func releaseStock(ctx context.Context, tx *model.Store, o *model.Order, flowType int, now time.Time) error {
+	if o.Kind == model.KindCard {
+		if _, err := tx.RecycleCards(ctx, o.ID, now); err != nil {
+			return err
+		}
+	} else if err := tx.ReturnProductStock(ctx, o.ProductID, o.Quantity); err != nil {
+		return err
+	}
+	_, err := tx.InsertStockFlow(ctx, o.ProductID, o.ID, flowType, o.Quantity, now)
+	return err
+}
+
+// restoreRedis applies a committed restore flow to the stock counter once.
+func (s *Service) restoreRedis(ctx context.Context, o *model.Order, flowType int) error {
+	ctx = context.WithoutCancel(ctx)
+	has, err := s.store.HasStockFlow(ctx, o.ID, flowType)
+	if err != nil || !has {
+		return err
+	}
+	_, err = s.stock.Restore(ctx, o.ProductID, o.OrderNo, flowType, o.Quantity, restoreMarkerTTL)
+	return err
+}
+
+// RequeueCloses gives pending orders whose close task is gone (Redis lost
+// it) a new close generation; the task runs at the order's expiry, or at
+// once if that has passed.
+func (s *Service) RequeueCloses(ctx context.Context) (int, error) {
+	pending, err := s.store.PendingOrders(ctx, time.Time{}, sweepBatch)
+	if err != nil {
+		return 0, fmt.Errorf("requeue closes: %w", err)
+	}
+	n := 0
+	var sent []string
+	for i := range pending {
+		o := &pending[i]
+		live, err := s.live(tasks.TypeOrderClose, tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen))
+		if err != nil {
+			return n, err
+		}
+		if live {
+			continue
+		}
+		now := s.clock.Now()
+		row := closeRow(o.OrderNo, o.CloseGen+1, o.ExpireAt, now)
+		var ok bool
+		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
+			if ok, err = tx.BumpCloseGen(ctx, o.ID, o.CloseGen+1); err != nil || !ok {
+				return err
+			}
+			return tx.InsertOutbox(ctx, row)
+		})
+		if err != nil {
+			return n, fmt.Errorf("requeue close of %s: %w", o.OrderNo, err)
+		}
+		if ok {
+			n++
+			sent = append(sent, row.TaskID)
+		}
+	}
+	s.relay.Send(ctx, sent...)
+	return n, nil
+}
+
+// live reports whether asynq holds a task that will still run.
+func (s *Service) live(taskType, id string) (bool, error) {
+	info, err := s.inspector.GetTaskInfo(s.table[taskType].Queue, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("inspect task %s: %w", id, err)
+	}
+	return info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted, nil
+}
