@@ -31,13 +31,19 @@ var ErrNotPending = apperr.New(apperr.Conflict, "invalid_status", "only a pendin
 // errNotExpired is a close task that fired before the order's expiry.
 var errNotExpired = errors.New("order not expired yet")
 
-// closeRow is the outbox row that closes an order at its expiry.
+// closeRow is the outbox row that closes an order at its expiry. asynq
+// schedules in whole seconds (it truncates), so the time is rounded up:
+// a close must never run while the buyer may still pay.
 func closeRow(orderNo string, gen int, expireAt, now time.Time) *model.OutboxRow {
+	at := expireAt.Truncate(time.Second)
+	if at.Before(expireAt) {
+		at = at.Add(time.Second)
+	}
 	return &model.OutboxRow{
 		TaskID:    tasks.ID(tasks.TypeOrderClose, orderNo, gen),
 		TaskType:  tasks.TypeOrderClose,
 		Payload:   tasks.Encode(tasks.OrderPayload{OrderNo: orderNo, Gen: gen}),
-		ProcessAt: expireAt, CreatedAt: now,
+		ProcessAt: at, CreatedAt: now,
 	}
 }
 
@@ -76,10 +82,12 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 			s.metrics.CloseFailed()
 			return false, fmt.Errorf("close %s: %w", orderNo, err)
 		}
-		s.invalidate(ctx, o.ID, o.OrderNo)
 	}
 	if err := s.restoreRedis(ctx, o, model.FlowCloseRestore); err != nil {
 		log.Warn("stock counter restore failed; the next run or reconciliation repairs it", zap.Error(err))
+	}
+	if moved {
+		s.invalidate(ctx, o.ID, o.OrderNo)
 	}
 	if moved {
 		s.metrics.CloseSucceeded()

@@ -21,5 +21,7 @@ func NewLogger(c Config) (*zap.Logger, error) {
 	zc.EncoderConfig.TimeKey = "ts"
 	zc.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
 	zc.Sampling = nil
+	// Errors carry their operation and object numbers; stack traces only add noise.
+	zc.DisableStacktrace = true
 	return zc.Build()
 }
