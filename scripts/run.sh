@@ -41,7 +41,8 @@ done
 cat <<MSG
 
 orderflow is up.
-  API          http://$ORDERFLOW_API_ADDR   (readyz: /readyz)
+  API          http://$ORDERFLOW_API_ADDR   (readyz: /readyz, metrics: /metrics)
+  dashboard    http://$ORDERFLOW_API_ADDR/monitoring/  (user: anything, password: the admin token)
   worker       http://$ORDERFLOW_QUEUE_ADDR (readyz: /readyz)
   pay simulator http://$ORDERFLOW_PAYSIM_ADDR
   admin token  $ORDERFLOW_ADMIN_TOKEN

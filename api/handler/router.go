@@ -53,6 +53,8 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.Handle("POST /api/v1/admin/refunds/{refund_no}/resolve", admin(h.resolveRefund))
 	mux.Handle("GET /api/v1/admin/stats", admin(h.stats))
 
+	mux.Handle("/monitoring/", h.monitoring(sc.Redis))
+
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint"}})
 	})
