@@ -33,6 +33,8 @@ const (
 	ActivateAfterEffect    = "activate/after-effect"
 	ActivateBeforeFinalize = "activate/before-finalize"
 	ActivateDeliver        = "activate/deliver"
+	GroupAfterClose        = "group/after-close"
+	GroupCharge            = "group/charge"
 )
 
 type point struct {

@@ -40,3 +40,25 @@ func (s *Store) CountUndelivered(ctx context.Context) (int64, error) {
 	err := s.first(ctx, &n, `SELECT COUNT(*) FROM notifications WHERE delivered_at IS NULL`)
 	return n, err
 }
+
+// UndeliveredNotifications lists notifications not yet acknowledged, oldest first.
+func (s *Store) UndeliveredNotifications(ctx context.Context, limit int) ([]Notification, error) {
+	var out []Notification
+	err := s.all(ctx, &out, `SELECT * FROM notifications WHERE delivered_at IS NULL ORDER BY id LIMIT ?`, limit)
+	return out, err
+}
+
+// MarkNotificationDelivered records the webhook's acknowledgement once.
+func (s *Store) MarkNotificationDelivered(ctx context.Context, id int64, at time.Time) error {
+	_, err := s.exec(ctx, `UPDATE notifications SET delivered_at = ?, attempts = attempts + 1 WHERE id = ? AND delivered_at IS NULL`, at, id)
+	return err
+}
+
+// NoteNotificationFailure records a failed delivery; the row stays pending.
+func (s *Store) NoteNotificationFailure(ctx context.Context, id int64, why string) error {
+	if len(why) > 255 {
+		why = why[:255]
+	}
+	_, err := s.exec(ctx, `UPDATE notifications SET attempts = attempts + 1, last_error = ? WHERE id = ? AND delivered_at IS NULL`, why, id)
+	return err
+}

@@ -128,15 +128,10 @@ func (s *Store) MoveOrder(ctx context.Context, id int64, orderNo string, m Order
 	if !CanMoveOrder(m.From, m.To) {
 		return false, fmt.Errorf("move order %s: %s→%s is not an allowed move", orderNo, m.From, m.To)
 	}
-	cols := make([]string, 0, len(m.Set))
-	for c := range m.Set {
-		cols = append(cols, c)
-	}
-	sort.Strings(cols)
 	var b strings.Builder
 	b.WriteString(`UPDATE orders SET status = ?, updated_at = ?`)
 	args := []any{m.To, m.At}
-	for _, c := range cols {
+	for _, c := range sortedKeys(m.Set) {
 		b.WriteString(", " + c + " = ?")
 		args = append(args, m.Set[c])
 	}
@@ -211,4 +206,15 @@ func (s *Store) BumpCloseGen(ctx context.Context, id int64, nextGen int) (bool, 
 func (s *Store) LockOrder(ctx context.Context, id int64) error {
 	_, err := s.exec(ctx, `UPDATE orders SET updated_at = updated_at WHERE id = ?`, id)
 	return err
+}
+
+// sortedKeys returns a Set map's columns in a fixed order, so the same move
+// always produces the same statement (and prepared-statement cache entry).
+func sortedKeys(set map[string]any) []string {
+	cols := make([]string, 0, len(set))
+	for c := range set {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	return cols
 }

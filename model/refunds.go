@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 )
@@ -149,15 +148,10 @@ func (s *Store) MoveRefund(ctx context.Context, id int64, refundNo string, m Ref
 	if !CanMoveRefund(m.From, m.To) {
 		return false, fmt.Errorf("move refund %s: %s→%s is not an allowed move", refundNo, m.From, m.To)
 	}
-	cols := make([]string, 0, len(m.Set))
-	for c := range m.Set {
-		cols = append(cols, c)
-	}
-	sort.Strings(cols)
 	var b strings.Builder
 	b.WriteString(`UPDATE refunds SET status = ?, updated_at = ?`)
 	args := []any{m.To, m.At}
-	for _, c := range cols {
+	for _, c := range sortedKeys(m.Set) {
 		b.WriteString(", " + c + " = ?")
 		args = append(args, m.Set[c])
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"orderflow/clock"
+	"orderflow/group"
 	"orderflow/model"
 	"orderflow/order"
 	"orderflow/refund"
@@ -31,6 +32,7 @@ type Reconciler struct {
 	Store   *model.Store
 	Orders  *order.Service
 	Refunds *refund.Service
+	Groups  *group.Service
 	Stock   *stock.Counter
 	Clock   clock.Clock
 	Log     *zap.Logger
@@ -46,6 +48,8 @@ type Report struct {
 	RefundsRequeued int `json:"refunds_requeued"`
 	RefundsAlerted  int `json:"refunds_alerted"`
 	CountersRebuilt int `json:"counters_rebuilt"`
+	GroupsRequeued  int `json:"groups_requeued"`
+	GroupsFlushed   int `json:"groups_flushed"`
 }
 
 // Run does one pass. Every step is idempotent and safe beside the workers.
@@ -72,6 +76,10 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	rep.RefundsRequeued, err = r.Refunds.RequeueLost(ctx, r.Clock.Now().Add(time.Millisecond))
 	errs = append(errs, err)
 	rep.RefundsAlerted, err = r.Refunds.AlertStale(ctx)
+	errs = append(errs, err)
+	rep.GroupsFlushed, err = r.Groups.FlushExhausted(ctx)
+	errs = append(errs, err)
+	rep.GroupsRequeued, err = r.Groups.RequeueDue(ctx)
 	errs = append(errs, err)
 	rep.CountersRebuilt, err = r.rebuildCounters(ctx)
 	errs = append(errs, err)

@@ -47,6 +47,7 @@ type Config struct {
 	IdempotencyTTL     Duration `yaml:"idempotency_ttl"`
 	RelayInterval      Duration `yaml:"relay_interval"`
 	RefundRetryDelays  string   `yaml:"refund_retry_delays"` // comma-separated durations
+	SettleRetryDelays  string   `yaml:"settle_retry_delays"` // comma-separated durations
 	RefundMaxAttempts  int      `yaml:"refund_max_attempts"`
 	RefundAlertAfter   Duration `yaml:"refund_alert_after"`
 	PayTimeout         Duration `yaml:"pay_timeout"`
@@ -97,6 +98,7 @@ func Defaults() Config {
 		IdempotencyTTL:           Duration(24 * time.Hour),
 		RelayInterval:            Duration(time.Second),
 		RefundRetryDelays:        "1m,5m,30m,30m",
+		SettleRetryDelays:        "1s,2s,4s,8s,16s",
 		RefundMaxAttempts:        5,
 		RefundAlertAfter:         Duration(24 * time.Hour),
 		PayTimeout:               Duration(5 * time.Second),
@@ -113,6 +115,7 @@ const EnvPrefix = "ORDERFLOW_"
 // notConfigVars are ORDERFLOW_* variables read elsewhere, not unknown.
 var notConfigVars = map[string]bool{
 	"ORDERFLOW_CONFIG": true, "ORDERFLOW_FAILPOINTS": true, "ORDERFLOW_API_URL": true,
+	"ORDERFLOW_API_ADDR": true, "ORDERFLOW_QUEUE_ADDR": true, // scripts/run.sh's listeners
 }
 
 // Load reads the YAML file (if path is not empty and exists), applies
@@ -147,7 +150,8 @@ func applyEnv(cfg *Config, environ []string) ([]string, error) {
 	var warnings []string
 	for _, kv := range environ {
 		name, val, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, EnvPrefix) || notConfigVars[name] || strings.HasPrefix(name, "ORDERFLOW_PAYSIM_") {
+		if !strings.HasPrefix(name, EnvPrefix) || notConfigVars[name] ||
+			strings.HasPrefix(name, "ORDERFLOW_PAYSIM_") || strings.HasPrefix(name, "ORDERFLOW_TEST_") {
 			continue
 		}
 		i, ok := fields[name]
@@ -222,8 +226,11 @@ func (c Config) Validate() error {
 	case c.RefundMaxAttempts < 1:
 		return bad("refund_max_attempts", "must be at least 1")
 	}
-	if _, err := c.RefundDelays(); err != nil {
+	if _, err := parseDelays(c.RefundRetryDelays); err != nil {
 		return bad("refund_retry_delays", err.Error())
+	}
+	if _, err := parseDelays(c.SettleRetryDelays); err != nil {
+		return bad("settle_retry_delays", err.Error())
 	}
 	for key, d := range map[string]Duration{
 		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "recovery_interval": c.RecoveryInterval,
@@ -246,13 +253,24 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// RefundDelays parses refund_retry_delays ("1m,5m,30m,30m").
-func (c Config) RefundDelays() ([]time.Duration, error) {
+// RefundDelays parses refund_retry_delays ("1m,5m,30m,30m"); Validate has checked it.
+func (c Config) RefundDelays() []time.Duration {
+	d, _ := parseDelays(c.RefundRetryDelays)
+	return d
+}
+
+// SettleDelays parses settle_retry_delays ("1s,2s,4s,8s,16s"); Validate has checked it.
+func (c Config) SettleDelays() []time.Duration {
+	d, _ := parseDelays(c.SettleRetryDelays)
+	return d
+}
+
+func parseDelays(list string) ([]time.Duration, error) {
 	var out []time.Duration
-	for _, part := range strings.Split(c.RefundRetryDelays, ",") {
+	for _, part := range strings.Split(list, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(part))
 		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("want comma-separated positive durations, got %q", c.RefundRetryDelays)
+			return nil, fmt.Errorf("want comma-separated positive durations, got %q", list)
 		}
 		out = append(out, d)
 	}

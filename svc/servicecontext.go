@@ -33,7 +33,6 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		return nil, err
 	}
 	rdb := NewRedis(c)
-	delays, _ := c.RefundDelays() // validated by Config.Validate
 	return &ServiceContext{
 		Config:    c,
 		Log:       log,
@@ -47,8 +46,10 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 			ActivateTimeout:    c.ActivateTimeout.D(),
 			ActivateRetryDelay: c.ActivateRetryDelay.D(),
 			RecoveryInterval:   c.RecoveryInterval.D(),
-			RefundRetryDelays:  delays,
+			RefundRetryDelays:  c.RefundDelays(),
+			SettleRetryDelays:  c.SettleDelays(),
 			PayTimeout:         c.PayTimeout.D(),
+			NotifyInterval:     c.NotifyInterval.D(),
 		}),
 	}, nil
 }

@@ -1,9 +1,14 @@
 package svc
 
 import (
+	"net/http"
+	"time"
+
 	"orderflow/account"
 	"orderflow/catalog"
+	"orderflow/group"
 	"orderflow/metrics"
+	"orderflow/notify"
 	"orderflow/order"
 	"orderflow/outbox"
 	"orderflow/payclient"
@@ -20,6 +25,8 @@ type UseCases struct {
 	Refunds    *refund.Service
 	Accounts   *account.Service
 	Catalog    *catalog.Service
+	Groups     *group.Service
+	Notifier   *notify.Deliverer
 	Reconciler *reconcile.Reconciler
 }
 
@@ -41,7 +48,11 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		Provider: payclient.New(c.PayURL, c.PaySecret, c.PayTimeout.D()),
 		Clock:    s.Clock, Log: s.Log, Metrics: m,
 	}, refund.Settings{MaxAttempts: c.RefundMaxAttempts, AlertAfter: c.RefundAlertAfter.D()})
+	groups := group.New(group.Deps{Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector, Tasks: s.Tasks, Clock: s.Clock, Log: s.Log})
 	return &UseCases{
+		Groups: groups,
+		Notifier: &notify.Deliverer{Store: s.Store, URL: c.NotifyURL, Secret: c.PaySecret,
+			HTTP: &http.Client{Timeout: 10 * time.Second}, Clock: s.Clock, Log: s.Log},
 		Relay:    relay,
 		Metrics:  m,
 		Orders:   orders,
@@ -49,7 +60,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		Accounts: account.New(s.Store, s.Clock),
 		Catalog:  catalog.New(s.Store, s.Redis, s.Clock),
 		Reconciler: &reconcile.Reconciler{
-			Store: s.Store, Orders: orders, Refunds: refunds, Stock: stock.NewCounter(s.Redis),
+			Store: s.Store, Orders: orders, Refunds: refunds, Groups: groups, Stock: stock.NewCounter(s.Redis),
 			Clock: s.Clock, Log: s.Log, Grace: c.ReconcileGrace.D(),
 		},
 	}

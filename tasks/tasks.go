@@ -19,6 +19,10 @@ const (
 	TypeOrderClose = "order:close"
 	// TypeRefundExecute sends a refund to the provider and asks until it is final.
 	TypeRefundExecute = "refund:execute"
+	// TypeGroupSettle closes a group-buy at its deadline and charges every participant.
+	TypeGroupSettle = "group:settle"
+	// TypeNotifyDeliver drains the pending-notification list to the webhook.
+	TypeNotifyDeliver = "notify:deliver"
 	// TypeRecoverStuck is the periodic sweep that resets stuck claims to paid
 	// and re-queues paid orders whose task was lost.
 	TypeRecoverStuck = "periodic:recover-stuck"
@@ -47,7 +51,8 @@ type Spec struct {
 	// Retention keeps a finished task's ID taken for this long, so a
 	// duplicate enqueue of the same ID (another process, the same period) is refused.
 	Retention time.Duration
-	// Delay is the wait before retry n (n = 1 for the first retry).
+	// Delay is the wait after a failed try when the task has already been
+	// retried n times (asynq's count: n = 0 after the first failure).
 	Delay func(n int) time.Duration
 }
 
@@ -57,7 +62,9 @@ type Config struct {
 	ActivateRetryDelay time.Duration // first retry; doubled each time, capped at 32×
 	RecoveryInterval   time.Duration
 	RefundRetryDelays  []time.Duration
+	SettleRetryDelays  []time.Duration
 	PayTimeout         time.Duration
+	NotifyInterval     time.Duration
 }
 
 // Table maps a task type to its spec.
@@ -80,6 +87,17 @@ func NewTable(c Config) Table {
 			Queue: QueueDefault, MaxRetry: 25, Timeout: 3*c.PayTimeout + 5*time.Second,
 			Delay: stepped(c.RefundRetryDelays),
 		},
+		TypeGroupSettle: {
+			// The retry budget is asynq's: its count lives in Redis with the
+			// task, so it survives a crashed worker and a different machine.
+			Queue: QueueDefault, MaxRetry: len(c.SettleRetryDelays), Timeout: time.Minute,
+			Delay: stepped(c.SettleRetryDelays),
+		},
+		TypeNotifyDeliver: {
+			Queue: QueueLow, MaxRetry: 0, Timeout: time.Minute,
+			Retention: 2 * c.NotifyInterval,
+			Delay:     doubling(time.Second, 1),
+		},
 		TypeReconcile: {
 			Queue: QueueLow, MaxRetry: 2, Timeout: 10 * time.Minute,
 			Retention: 24 * time.Hour,
@@ -93,19 +111,20 @@ func NewTable(c Config) Table {
 	}
 }
 
-// stepped waits delays[n-1], and the last delay for every retry after.
+// stepped waits delays[n] after n earlier retries, and the last delay for
+// every retry after those.
 func stepped(delays []time.Duration) func(int) time.Duration {
 	return func(n int) time.Duration {
 		if len(delays) == 0 {
 			return time.Minute
 		}
-		return delays[min(max(n-1, 0), len(delays)-1)]
+		return delays[min(max(n, 0), len(delays)-1)]
 	}
 }
 
 func doubling(first time.Duration, capFactor int) func(int) time.Duration {
 	return func(n int) time.Duration {
-		f := 1 << min(max(n-1, 0), 30)
+		f := 1 << min(max(n, 0), 30)
 		return first * time.Duration(min(f, capFactor))
 	}
 }
@@ -152,6 +171,14 @@ type OrderPayload struct {
 type RefundPayload struct {
 	RefundNo string `json:"refund_no"`
 	Gen      int    `json:"gen"`
+}
+
+// GroupPayload names the group a settle task is about. Manual is set by an
+// operator's retry, the only way a FAILED group settles again.
+type GroupPayload struct {
+	GroupNo string `json:"group_no"`
+	Gen     int    `json:"gen"`
+	Manual  bool   `json:"manual,omitempty"`
 }
 
 // Encode marshals a payload.

@@ -36,6 +36,9 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.HandleFunc("POST /api/v1/orders", h.requireUser(false, h.createOrder))
 	mux.HandleFunc("GET /api/v1/orders/{order_no}", h.requireUser(true, h.getOrder))
 	mux.HandleFunc("POST /api/v1/orders/{order_no}/cancel", h.requireUser(true, h.cancelOrder))
+	mux.HandleFunc("POST /api/v1/groups", h.requireUser(false, h.createGroup))
+	mux.HandleFunc("POST /api/v1/groups/{group_no}/join", h.requireUser(false, h.joinGroup))
+	mux.HandleFunc("GET /api/v1/groups/{group_no}", h.requireUser(true, h.getGroup))
 	mux.HandleFunc("POST /api/v1/payments/notify", h.paymentNotify)
 	mux.HandleFunc("POST /api/v1/payments/refund-notify", h.refundNotify)
 
@@ -51,6 +54,7 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.Handle("GET /api/v1/admin/refunds", admin(h.listRefunds))
 	mux.Handle("POST /api/v1/admin/refunds/{refund_no}/retry", admin(h.retryRefund))
 	mux.Handle("POST /api/v1/admin/refunds/{refund_no}/resolve", admin(h.resolveRefund))
+	mux.Handle("POST /api/v1/admin/groups/{group_no}/retry", admin(h.retryGroup))
 	mux.Handle("GET /api/v1/admin/stats", admin(h.stats))
 
 	mux.Handle("/monitoring/", h.monitoring(sc.Redis))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"orderflow/group"
 	"orderflow/order"
 
 	"orderflow/svc"
@@ -22,6 +23,8 @@ func routes(uc *svc.UseCases, log *zap.Logger) *asynq.ServeMux {
 	mux.HandleFunc(tasks.TypeOrderActivate, handleOrderActivate(uc))
 	mux.HandleFunc(tasks.TypeOrderClose, handleOrderClose(uc))
 	mux.HandleFunc(tasks.TypeRefundExecute, handleRefundExecute(uc))
+	mux.HandleFunc(tasks.TypeGroupSettle, handleGroupSettle(uc))
+	mux.HandleFunc(tasks.TypeNotifyDeliver, handleNotifyDeliver(uc, log))
 	mux.HandleFunc(tasks.TypeRecoverStuck, handleRecoverStuck(uc, log))
 	mux.HandleFunc(tasks.TypeReconcile, handleReconcile(uc, log))
 	return mux
@@ -48,6 +51,37 @@ func handleRefundExecute(uc *svc.UseCases) asynq.HandlerFunc {
 			return err
 		}
 		return uc.Refunds.Execute(ctx, p.RefundNo, p.Gen)
+	}
+}
+
+func handleGroupSettle(uc *svc.UseCases) asynq.HandlerFunc {
+	return func(ctx context.Context, t *asynq.Task) error {
+		var p tasks.GroupPayload
+		if err := tasks.Decode(t, &p); err != nil {
+			return err
+		}
+		retried, _ := asynq.GetRetryCount(ctx)
+		maxRetry, _ := asynq.GetMaxRetry(ctx)
+		err := uc.Groups.Settle(ctx, p.GroupNo, p.Manual, retried, maxRetry)
+		if errors.Is(err, group.ErrNotFound) {
+			return fmt.Errorf("settle %s: %w: %w", p.GroupNo, err, asynq.SkipRetry)
+		}
+		return err
+	}
+}
+
+// handleNotifyDeliver first writes settlements that ran out of budget while
+// the database was down (the Redis pending set), then drains the list.
+func handleNotifyDeliver(uc *svc.UseCases, log *zap.Logger) asynq.HandlerFunc {
+	return func(ctx context.Context, _ *asynq.Task) error {
+		if _, err := uc.Groups.FlushExhausted(ctx); err != nil {
+			log.Warn("pending set not flushed yet", zap.Error(err))
+		}
+		res, err := uc.Notifier.Deliver(ctx)
+		if res.Delivered+res.Failed > 0 {
+			log.Info("notification round", zap.Int("delivered", res.Delivered), zap.Int("failed", res.Failed))
+		}
+		return err
 	}
 }
 

@@ -1,0 +1,189 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Group-buy statuses.
+const (
+	GroupOpen    = "OPEN"
+	GroupClosed  = "CLOSED"
+	GroupSettled = "SETTLED"
+	GroupFailed  = "FAILED"
+)
+
+// groupMoves is the group transition table. FAILED→SETTLED is only taken
+// by an operator's retry.
+var groupMoves = map[string][]string{
+	GroupOpen:   {GroupClosed},
+	GroupClosed: {GroupSettled, GroupFailed},
+	GroupFailed: {GroupSettled},
+}
+
+// CanMoveGroup reports whether from→to is an allowed group move.
+func CanMoveGroup(from, to string) bool {
+	for _, t := range groupMoves[from] {
+		if t == to {
+			return true
+		}
+	}
+	return false
+}
+
+// Group is a group-buy.
+type Group struct {
+	ID            int64
+	GroupNo       string
+	OwnerUserID   int64
+	Title         string
+	PriceCents    int64
+	Deadline      time.Time
+	Status        string
+	SettleGen     int
+	FailureReason string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	ClosedAt      *time.Time
+	SettledAt     *time.Time
+}
+
+// Participant is one member of a group-buy.
+type Participant struct {
+	GroupID   int64
+	UserID    int64
+	JoinedAt  time.Time
+	ChargedAt *time.Time
+}
+
+// InsertGroup creates an OPEN group and sets its ID.
+func (s *Store) InsertGroup(ctx context.Context, g *Group) error {
+	if _, err := s.exec(ctx,
+		"INSERT INTO `groups` (group_no, owner_user_id, title, price_cents, deadline, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		g.GroupNo, g.OwnerUserID, g.Title, g.PriceCents, g.Deadline, g.Status, g.CreatedAt, g.UpdatedAt); err != nil {
+		return err
+	}
+	return s.first(ctx, &g.ID, `SELECT LAST_INSERT_ID()`)
+}
+
+// GroupByNo loads a group.
+func (s *Store) GroupByNo(ctx context.Context, groupNo string) (*Group, error) {
+	var g Group
+	if err := s.first(ctx, &g, "SELECT * FROM `groups` WHERE group_no = ?", groupNo); err != nil {
+		return nil, err
+	}
+	return &g, nil
+}
+
+// Participants lists a group's members.
+func (s *Store) Participants(ctx context.Context, groupID int64) ([]Participant, error) {
+	var out []Participant
+	err := s.all(ctx, &out, `SELECT * FROM group_participants WHERE group_id = ? ORDER BY user_id`, groupID)
+	return out, err
+}
+
+// InsertParticipant adds a member; false means they had joined already.
+func (s *Store) InsertParticipant(ctx context.Context, groupID, userID int64, at time.Time) (bool, error) {
+	return s.insertIgnoringDuplicate(ctx, `INSERT INTO group_participants (group_id, user_id, joined_at) VALUES (?, ?, ?)`, groupID, userID, at)
+}
+
+// TouchOpenGroup locks an OPEN group whose deadline is after now and reports
+// whether it is still joinable. Join and close both write the group row, so
+// a join cannot race the close: whichever commits second sees the first.
+func (s *Store) TouchOpenGroup(ctx context.Context, groupID int64, now time.Time) (bool, error) {
+	n, err := s.exec(ctx, "UPDATE `groups` SET updated_at = ? WHERE id = ? AND status = ? AND deadline > ?", now, groupID, GroupOpen, now)
+	return n == 1, err
+}
+
+// GroupMove is one conditional status change of a group.
+type GroupMove struct {
+	From   []string // the statuses it may leave (one UPDATE names them all)
+	To     string
+	Reason string
+	At     time.Time
+	Set    map[string]any
+}
+
+// MoveGroup applies m by primary key with one UPDATE naming the statuses it
+// leaves, and records the event; false means someone else moved it first.
+func (s *Store) MoveGroup(ctx context.Context, g *Group, m GroupMove) (bool, error) {
+	for _, f := range m.From {
+		if !CanMoveGroup(f, m.To) {
+			return false, fmt.Errorf("move group %s: %s→%s is not an allowed move", g.GroupNo, f, m.To)
+		}
+	}
+	q := "UPDATE `groups` SET status = ?, updated_at = ?"
+	args := []any{m.To, m.At}
+	for _, c := range sortedKeys(m.Set) {
+		q += ", " + c + " = ?"
+		args = append(args, m.Set[c])
+	}
+	q += " WHERE id = ? AND status IN ?"
+	args = append(args, g.ID, m.From)
+	n, err := s.exec(ctx, q, args...)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	// The event names the status actually left: re-read inside the transaction.
+	from := m.From[0]
+	if len(m.From) > 1 {
+		from = g.Status
+	}
+	return true, s.InsertEvent(ctx, Event{ObjectType: "group", ObjectNo: g.GroupNo, FromStatus: from, ToStatus: m.To, Reason: m.Reason, CreatedAt: m.At})
+}
+
+// ChargeParticipants debits every participant of a group price cents, with
+// one wallet entry each (unique ref per group and user), and reports the
+// number charged. Users short of balance are not debited; the caller compares
+// the count and rolls back.
+func (s *Store) ChargeParticipants(ctx context.Context, g *Group, at time.Time) (int64, error) {
+	// Only users are updated here, so the row count is the number charged
+	// (a multi-table UPDATE counts rows of every table it writes).
+	n, err := s.exec(ctx,
+		"UPDATE users u JOIN group_participants p ON p.user_id = u.id "+
+			"SET u.balance_cents = u.balance_cents - ? "+
+			"WHERE p.group_id = ? AND p.charged_at IS NULL AND u.balance_cents >= ?",
+		g.PriceCents, g.ID, g.PriceCents)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.exec(ctx, `UPDATE group_participants SET charged_at = ? WHERE group_id = ? AND charged_at IS NULL`, at, g.ID); err != nil {
+		return 0, err
+	}
+	_, err = s.exec(ctx,
+		"INSERT INTO wallet_entries (user_id, kind, ref, amount_cents, created_at) "+
+			"SELECT user_id, 'charge', CONCAT('group:', ?, ':user:', user_id), ?, ? FROM group_participants WHERE group_id = ? AND charged_at = ?",
+		g.GroupNo, -g.PriceCents, at, g.ID, at)
+	return n, err
+}
+
+// ShortParticipants lists a group's members whose balance is below price.
+func (s *Store) ShortParticipants(ctx context.Context, g *Group) ([]int64, error) {
+	var ids []int64
+	err := s.all(ctx, &ids,
+		"SELECT p.user_id FROM group_participants p JOIN users u ON u.id = p.user_id WHERE p.group_id = ? AND u.balance_cents < ? ORDER BY p.user_id",
+		g.ID, g.PriceCents)
+	return ids, err
+}
+
+// CountParticipants returns how many members a group has.
+func (s *Store) CountParticipants(ctx context.Context, groupID int64) (int64, error) {
+	var n int64
+	err := s.first(ctx, &n, `SELECT COUNT(*) FROM group_participants WHERE group_id = ?`, groupID)
+	return n, err
+}
+
+// GroupsDue lists OPEN/CLOSED groups whose deadline passed before t.
+func (s *Store) GroupsDue(ctx context.Context, t time.Time, limit int) ([]Group, error) {
+	var out []Group
+	err := s.all(ctx, &out, "SELECT * FROM `groups` WHERE status IN ? AND deadline < ? ORDER BY deadline LIMIT ?",
+		[]string{GroupOpen, GroupClosed}, t, limit)
+	return out, err
+}
+
+// BumpSettleGen gives a group's settle task a new generation.
+func (s *Store) BumpSettleGen(ctx context.Context, id int64, nextGen int) (bool, error) {
+	n, err := s.exec(ctx, "UPDATE `groups` SET settle_gen = ? WHERE id = ? AND settle_gen = ?", nextGen, id, nextGen-1)
+	return n == 1, err
+}

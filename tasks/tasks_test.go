@@ -1,0 +1,42 @@
+package tasks
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The settle schedule is the seed's 1, 2, 4, 8, 16 s with asynq's retry
+// count (0 after the first failure), and the refund schedule holds its last step.
+func TestRetrySchedules(t *testing.T) {
+	s := time.Second
+	table := NewTable(Config{
+		ActivateRetryDelay: 100 * time.Millisecond,
+		SettleRetryDelays:  []time.Duration{s, 2 * s, 4 * s, 8 * s, 16 * s},
+		RefundRetryDelays:  []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 30 * time.Minute},
+	})
+	delays := func(typ string, n int) []time.Duration {
+		var out []time.Duration
+		for i := range n {
+			out = append(out, table[typ].Delay(i))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		typ  string
+		n    int
+		want []time.Duration
+	}{
+		{TypeGroupSettle, 5, []time.Duration{s, 2 * s, 4 * s, 8 * s, 16 * s}},
+		{TypeRefundExecute, 6, []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 30 * time.Minute, 30 * time.Minute, 30 * time.Minute}},
+		{TypeOrderActivate, 7, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond, 3200 * time.Millisecond}},
+	} {
+		if diff := cmp.Diff(tc.want, delays(tc.typ, tc.n)); diff != "" {
+			t.Errorf("%s delays (-want +got):\n%s", tc.typ, diff)
+		}
+	}
+	if got := table[TypeGroupSettle].MaxRetry; got != 5 {
+		t.Errorf("group settle MaxRetry = %d, want 5 (one per delay)", got)
+	}
+}
