@@ -39,9 +39,9 @@ func (s *Store) ProductByID(ctx context.Context, id int64) (*Product, error) {
 }
 
 // TakeProductStock decrements a limited non-card product's stock by qty if
-// enough is left; products with unlimited stock always succeed.
+// enough is left. (Unlimited products have no stock to take: callers skip it.)
 func (s *Store) TakeProductStock(ctx context.Context, productID int64, qty int) (bool, error) {
-	n, err := s.exec(ctx, `UPDATE products SET stock = stock - ? WHERE id = ? AND (stock IS NULL OR stock >= ?)`, qty, productID, qty)
+	n, err := s.exec(ctx, `UPDATE products SET stock = stock - ? WHERE id = ? AND stock IS NOT NULL AND stock >= ?`, qty, productID, qty)
 	return n == 1, err
 }
 
@@ -55,14 +55,14 @@ func (s *Store) ReturnProductStock(ctx context.Context, productID int64, qty int
 // product its UNSOLD + RECYCLED keys, otherwise its stock column (-1 = unlimited).
 func (s *Store) SellableStock(ctx context.Context, p *Product) (int64, error) {
 	if p.Kind != KindCard {
-		var st *int64
-		if err := s.first(ctx, &st, `SELECT stock FROM products WHERE id = ?`, p.ID); err != nil {
+		var row struct{ Stock *int64 }
+		if err := s.first(ctx, &row, `SELECT stock FROM products WHERE id = ?`, p.ID); err != nil {
 			return 0, err
 		}
-		if st == nil {
+		if row.Stock == nil {
 			return -1, nil
 		}
-		return *st, nil
+		return *row.Stock, nil
 	}
 	var n int64
 	err := s.first(ctx, &n, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED')`, p.ID)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"time"
 
 	"orderflow/model"
 
@@ -19,7 +20,8 @@ func cacheKeyID(id int64) string       { return "cache:order:id:" + strconv.Form
 // because they hash to different Cluster slots. Redis being down is logged,
 // not fatal: the entries expire by TTL.
 func (s *Service) invalidate(ctx context.Context, id int64, orderNo string) {
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cacheOpTimeout)
+	defer cancel()
 	for _, k := range []string{cacheKeyNo(orderNo), cacheKeyID(id)} {
 		if err := s.rdb.Del(ctx, k).Err(); err != nil {
 			s.log.Warn("order cache delete failed", zap.String("order_no", orderNo), zap.String("key", k), zap.Error(err))
@@ -34,6 +36,10 @@ func cacheable(st model.OrderStatus) bool {
 	return st == model.OrderFinished || st == model.OrderClosed || st == model.OrderFailed || st == model.OrderRefunded
 }
 
+// cacheOpTimeout bounds cache work on a request path: with Redis down the
+// answer must not wait on it (entries expire by TTL anyway).
+const cacheOpTimeout = 300 * time.Millisecond
+
 // invalidateNo is invalidate for callers that know only the order number.
 func (s *Service) invalidateNo(ctx context.Context, orderNo string) {
 	if o, err := s.store.OrderByNo(context.WithoutCancel(ctx), orderNo); err == nil {
@@ -42,6 +48,8 @@ func (s *Service) invalidateNo(ctx context.Context, orderNo string) {
 }
 
 func (s *Service) cachedView(ctx context.Context, orderNo string) (*View, bool) {
+	ctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
+	defer cancel()
 	b, err := s.rdb.Get(ctx, cacheKeyNo(orderNo)).Bytes()
 	if err != nil {
 		if !errors.Is(err, redis.Nil) {
@@ -57,6 +65,8 @@ func (s *Service) cachedView(ctx context.Context, orderNo string) (*View, bool) 
 }
 
 func (s *Service) storeView(ctx context.Context, id int64, v *View) {
+	ctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
+	defer cancel()
 	b, err := json.Marshal(v)
 	if err != nil {
 		return

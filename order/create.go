@@ -136,6 +136,9 @@ func lockStock(ctx context.Context, tx *model.Store, p *model.Product, o *model.
 		}
 		return nil
 	}
+	if p.Stock == nil {
+		return nil // unlimited
+	}
 	ok, err := tx.TakeProductStock(ctx, p.ID, o.Quantity)
 	if err == nil && !ok {
 		return ErrOutOfStock

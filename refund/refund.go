@@ -126,7 +126,8 @@ func (s *Service) load(ctx context.Context, refundNo string) (*model.Refund, err
 
 // invalidateOrder drops the order's cache entries after its refunds changed.
 func (s *Service) invalidateOrder(ctx context.Context, r *model.Refund) {
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 300*time.Millisecond)
+	defer cancel()
 	for _, k := range []string{"cache:order:no:" + r.OrderNo, "cache:order:id:" + strconv.FormatInt(r.OrderID, 10)} {
 		if err := s.rdb.Del(ctx, k).Err(); err != nil {
 			s.log.Warn("order cache delete failed", zap.String("order_no", r.OrderNo), zap.Error(err))
