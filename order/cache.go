@@ -17,15 +17,19 @@ func cacheKeyNo(orderNo string) string { return "cache:order:no:" + orderNo }
 func cacheKeyID(id int64) string       { return "cache:order:id:" + strconv.FormatInt(id, 10) }
 
 // invalidate deletes both cache keys after a move, each with its own DEL
-// because they hash to different Cluster slots. Redis being down is logged,
-// not fatal: the entries expire by TTL.
+// because they hash to different Cluster slots (one pipelined round trip on
+// a standalone Redis; go-redis splits it per slot on a Cluster). Redis being
+// down is logged, not fatal: the entries expire by TTL.
 func (s *Service) invalidate(ctx context.Context, id int64, orderNo string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cacheOpTimeout)
 	defer cancel()
-	for _, k := range []string{cacheKeyNo(orderNo), cacheKeyID(id)} {
-		if err := s.rdb.Del(ctx, k).Err(); err != nil {
-			s.log.Warn("order cache delete failed", zap.String("order_no", orderNo), zap.String("key", k), zap.Error(err))
-		}
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, cacheKeyNo(orderNo))
+		p.Del(ctx, cacheKeyID(id))
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("order cache delete failed", zap.String("order_no", orderNo), zap.Error(err))
 	}
 }
 
@@ -39,13 +43,6 @@ func cacheable(st model.OrderStatus) bool {
 // cacheOpTimeout bounds cache work on a request path: with Redis down the
 // answer must not wait on it (entries expire by TTL anyway).
 const cacheOpTimeout = 300 * time.Millisecond
-
-// invalidateNo is invalidate for callers that know only the order number.
-func (s *Service) invalidateNo(ctx context.Context, orderNo string) {
-	if o, err := s.store.OrderByNo(context.WithoutCancel(ctx), orderNo); err == nil {
-		s.invalidate(ctx, o.ID, orderNo)
-	}
-}
 
 func (s *Service) cachedView(ctx context.Context, orderNo string) (*View, bool) {
 	ctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)

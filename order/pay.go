@@ -31,6 +31,7 @@ type PayResult struct {
 func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 	now := s.clock.Now()
 	var res PayResult
+	var orderID int64
 	var taskID, refundTask string
 	err := s.store.InTx(ctx, func(tx *model.Store) error {
 		res, taskID, refundTask = PayResult{}, "", ""
@@ -41,6 +42,7 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 		if err != nil {
 			return err
 		}
+		orderID = o.ID
 		pay := &model.Payment{TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
 		inserted, err := tx.InsertPayment(ctx, pay)
 		if err != nil {
@@ -72,11 +74,11 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 		log.Info("payment notification repeated; already recorded")
 	case res.Disposition == model.PaymentApplied:
 		log.Info("order paid")
-		s.invalidateNo(ctx, p.OrderNo)
+		s.invalidate(ctx, orderID, p.OrderNo)
 		s.relay.Send(ctx, taskID)
 	default:
 		log.Warn("payment recorded for refund, not delivered", zap.String("disposition", res.Disposition))
-		s.invalidateNo(ctx, p.OrderNo)
+		s.invalidate(ctx, orderID, p.OrderNo)
 		s.relay.Send(ctx, refundTask)
 	}
 	return &res, nil
