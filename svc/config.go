@@ -64,16 +64,6 @@ type Duration time.Duration
 // D returns the value as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-// UnmarshalYAML parses "15m"-style values.
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
-
 // Defaults returns the configuration every key falls back to.
 func Defaults() Config {
 	return Config{
@@ -127,8 +117,8 @@ func Load(path string, environ []string) (Config, []string, error) {
 		b, err := os.ReadFile(path)
 		switch {
 		case err == nil:
-			if err := yaml.Unmarshal(b, &cfg); err != nil {
-				return cfg, nil, fmt.Errorf("config %s: %w", path, err)
+			if err := applyYAML(&cfg, path, b); err != nil {
+				return cfg, nil, err
 			}
 		case !errors.Is(err, os.ErrNotExist):
 			return cfg, nil, fmt.Errorf("config %s: %w", path, err)
@@ -141,12 +131,40 @@ func Load(path string, environ []string) (Config, []string, error) {
 	return cfg, warnings, cfg.Validate()
 }
 
-func applyEnv(cfg *Config, environ []string) ([]string, error) {
-	v := reflect.ValueOf(cfg).Elem()
+// fieldsByEnvName maps ORDERFLOW_<KEY> to the Config field index.
+func fieldsByEnvName(v reflect.Value) map[string]int {
 	fields := map[string]int{}
 	for i := 0; i < v.NumField(); i++ {
 		fields[EnvPrefix+strings.ToUpper(v.Type().Field(i).Tag.Get("yaml"))] = i
 	}
+	return fields
+}
+
+// applyYAML reads a flat YAML file through the same parser as the
+// environment, so a bad value names its ORDERFLOW_<KEY> either way.
+func applyYAML(cfg *Config, path string, b []byte) error {
+	var doc map[string]yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	v := reflect.ValueOf(cfg).Elem()
+	fields := fieldsByEnvName(v)
+	for key, node := range doc {
+		name := EnvPrefix + strings.ToUpper(key)
+		i, ok := fields[name]
+		if !ok {
+			return fmt.Errorf("config %s: unknown key %q", path, key)
+		}
+		if err := setField(v.Field(i), node.Value); err != nil {
+			return fmt.Errorf("setting %s (%s: %s in %s): %w", name, key, node.Value, path, err)
+		}
+	}
+	return nil
+}
+
+func applyEnv(cfg *Config, environ []string) ([]string, error) {
+	v := reflect.ValueOf(cfg).Elem()
+	fields := fieldsByEnvName(v)
 	var warnings []string
 	for _, kv := range environ {
 		name, val, _ := strings.Cut(kv, "=")
