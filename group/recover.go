@@ -2,13 +2,11 @@ package group
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"orderflow/model"
 	"orderflow/tasks"
 
-	"github.com/hibiken/asynq"
 	"go.uber.org/zap"
 )
 
@@ -54,7 +52,7 @@ func (s *Service) RequeueDue(ctx context.Context) (int, error) {
 	var sent []string
 	for i := range due {
 		g := &due[i]
-		live, err := s.live(tasks.ID(tasks.TypeGroupSettle, g.GroupNo, g.SettleGen))
+		live, err := s.table.Live(s.inspector, tasks.TypeGroupSettle, tasks.ID(tasks.TypeGroupSettle, g.GroupNo, g.SettleGen))
 		if err != nil {
 			return n, err
 		}
@@ -81,15 +79,4 @@ func (s *Service) RequeueDue(ctx context.Context) (int, error) {
 	}
 	s.relay.Send(ctx, sent...)
 	return n, nil
-}
-
-func (s *Service) live(id string) (bool, error) {
-	info, err := s.inspector.GetTaskInfo(s.table[tasks.TypeGroupSettle].Queue, id)
-	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("inspect task %s: %w", id, err)
-	}
-	return info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted, nil
 }

@@ -113,14 +113,9 @@ func (s *Store) MoveGroup(ctx context.Context, g *Group, m GroupMove) (bool, err
 			return false, fmt.Errorf("move group %s: %s→%s is not an allowed move", g.GroupNo, f, m.To)
 		}
 	}
-	q := "UPDATE `groups` SET status = ?, updated_at = ?"
-	args := []any{m.To, m.At}
-	for _, c := range sortedKeys(m.Set) {
-		q += ", " + c + " = ?"
-		args = append(args, m.Set[c])
-	}
-	q += " WHERE id = ? AND status IN ?"
-	args = append(args, g.ID, m.From)
+	u := newStatusUpdate("`groups`", m.To, m.At, m.Set)
+	u.from(g.ID, "status IN ?", m.From)
+	q, args := u.sql()
 	n, err := s.exec(ctx, q, args...)
 	if err != nil || n == 0 {
 		return false, err

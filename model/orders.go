@@ -3,8 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 )
 
@@ -128,31 +126,20 @@ func (s *Store) MoveOrder(ctx context.Context, id int64, orderNo string, m Order
 	if !CanMoveOrder(m.From, m.To) {
 		return false, fmt.Errorf("move order %s: %s→%s is not an allowed move", orderNo, m.From, m.To)
 	}
-	var b strings.Builder
-	b.WriteString(`UPDATE orders SET status = ?, updated_at = ?`)
-	args := []any{m.To, m.At}
-	for _, c := range sortedKeys(m.Set) {
-		b.WriteString(", " + c + " = ?")
-		args = append(args, m.Set[c])
-	}
+	u := newStatusUpdate("orders", m.To, m.At, m.Set)
+	u.from(id, "status = ?", m.From)
 	if m.NextGen > 0 {
-		b.WriteString(", activate_gen = ?")
-		args = append(args, m.NextGen)
+		u.assign("activate_gen = ?", m.NextGen)
+		u.and("activate_gen = ?", m.NextGen-1)
 	}
 	if m.CountAttempt {
-		b.WriteString(", attempts = attempts + 1")
+		u.assign("attempts = attempts + 1")
 	}
-	b.WriteString(` WHERE id = ? AND status = ?`)
-	args = append(args, id, m.From)
 	if m.Token != "" {
-		b.WriteString(` AND claim_token = ?`)
-		args = append(args, m.Token)
+		u.and("claim_token = ?", m.Token)
 	}
-	if m.NextGen > 0 {
-		b.WriteString(` AND activate_gen = ?`)
-		args = append(args, m.NextGen-1)
-	}
-	n, err := s.exec(ctx, b.String(), args...)
+	q, args := u.sql()
+	n, err := s.exec(ctx, q, args...)
 	if err != nil || n == 0 {
 		return false, err
 	}
@@ -206,15 +193,4 @@ func (s *Store) BumpCloseGen(ctx context.Context, id int64, nextGen int) (bool, 
 func (s *Store) LockOrder(ctx context.Context, id int64) error {
 	_, err := s.exec(ctx, `UPDATE orders SET updated_at = updated_at WHERE id = ?`, id)
 	return err
-}
-
-// sortedKeys returns a Set map's columns in a fixed order, so the same move
-// always produces the same statement (and prepared-statement cache entry).
-func sortedKeys(set map[string]any) []string {
-	cols := make([]string, 0, len(set))
-	for c := range set {
-		cols = append(cols, c)
-	}
-	sort.Strings(cols)
-	return cols
 }

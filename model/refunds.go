@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -148,24 +147,14 @@ func (s *Store) MoveRefund(ctx context.Context, id int64, refundNo string, m Ref
 	if !CanMoveRefund(m.From, m.To) {
 		return false, fmt.Errorf("move refund %s: %s→%s is not an allowed move", refundNo, m.From, m.To)
 	}
-	var b strings.Builder
-	b.WriteString(`UPDATE refunds SET status = ?, updated_at = ?`)
-	args := []any{m.To, m.At}
-	for _, c := range sortedKeys(m.Set) {
-		b.WriteString(", " + c + " = ?")
-		args = append(args, m.Set[c])
-	}
+	u := newStatusUpdate("refunds", m.To, m.At, m.Set)
+	u.from(id, "status = ?", m.From)
 	if m.NextTaskGen > 0 {
-		b.WriteString(", task_gen = ?")
-		args = append(args, m.NextTaskGen)
+		u.assign("task_gen = ?", m.NextTaskGen)
+		u.and("task_gen = ?", m.NextTaskGen-1)
 	}
-	b.WriteString(` WHERE id = ? AND status = ?`)
-	args = append(args, id, m.From)
-	if m.NextTaskGen > 0 {
-		b.WriteString(` AND task_gen = ?`)
-		args = append(args, m.NextTaskGen-1)
-	}
-	n, err := s.exec(ctx, b.String(), args...)
+	q, args := u.sql()
+	n, err := s.exec(ctx, q, args...)
 	if err != nil || n == 0 {
 		return false, err
 	}

@@ -10,7 +10,6 @@ import (
 	"orderflow/model"
 	"orderflow/tasks"
 
-	"github.com/hibiken/asynq"
 	"go.uber.org/zap"
 )
 
@@ -157,7 +156,7 @@ func (s *Service) RequeueCloses(ctx context.Context) (int, error) {
 	var sent []string
 	for i := range pending {
 		o := &pending[i]
-		live, err := s.live(tasks.TypeOrderClose, tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen))
+		live, err := s.table.Live(s.inspector, tasks.TypeOrderClose, tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen))
 		if err != nil {
 			return n, err
 		}
@@ -183,16 +182,4 @@ func (s *Service) RequeueCloses(ctx context.Context) (int, error) {
 	}
 	s.relay.Send(ctx, sent...)
 	return n, nil
-}
-
-// live reports whether asynq holds a task that will still run.
-func (s *Service) live(taskType, id string) (bool, error) {
-	info, err := s.inspector.GetTaskInfo(s.table[taskType].Queue, id)
-	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("inspect task %s: %w", id, err)
-	}
-	return info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted, nil
 }

@@ -2,7 +2,6 @@ package refund
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"orderflow/payclient"
 	"orderflow/tasks"
 
-	"github.com/hibiken/asynq"
 	"go.uber.org/zap"
 )
 
@@ -112,7 +110,7 @@ func (s *Service) RequeueLost(ctx context.Context, idleSince time.Time) (int, er
 	var sent []string
 	for i := range stale {
 		r := &stale[i]
-		live, err := s.taskLive(r)
+		live, err := s.table.Live(s.inspector, tasks.TypeRefundExecute, tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen))
 		if err != nil {
 			return n, err
 		}
@@ -139,18 +137,6 @@ func (s *Service) RequeueLost(ctx context.Context, idleSince time.Time) (int, er
 	}
 	s.relay.Send(ctx, sent...)
 	return n, nil
-}
-
-func (s *Service) taskLive(r *model.Refund) (bool, error) {
-	id := tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen)
-	info, err := s.inspector.GetTaskInfo(s.table[tasks.TypeRefundExecute].Queue, id)
-	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("inspect task %s: %w", id, err)
-	}
-	return info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted, nil
 }
 
 // AlertStale tells the admin about refunds processing for longer than the

@@ -5,6 +5,7 @@ package tasks
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -197,4 +198,18 @@ func Decode(task *asynq.Task, v any) error {
 		return fmt.Errorf("decode %s payload: %v: %w", task.Type(), err, asynq.SkipRetry)
 	}
 	return nil
+}
+
+// Live reports whether asynq holds a task with this ID that will still run
+// (pending, scheduled, active, retry or aggregating). A missing queue or task,
+// or one archived or completed, is not live: its object needs a re-queue.
+func (t Table) Live(insp *asynq.Inspector, typ, id string) (bool, error) {
+	info, err := insp.GetTaskInfo(t[typ].Queue, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("inspect task %s: %w", id, err)
+	}
+	return info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted, nil
 }
