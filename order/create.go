@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"orderflow/apperr"
 	"orderflow/model"
 	"orderflow/stock"
 	"orderflow/tasks"
@@ -27,17 +29,79 @@ type Created struct {
 }
 
 // Create locks stock and writes a pending order. Redis answers "sold out"
-// fast; the database decides.
+// fast; the database decides. With an Idempotency-Key the key is reserved
+// first, so concurrent retries wait for the first create and return its
+// order instead of racing it for stock or the pending slot.
 func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, error) {
 	if req.Quantity < 1 || req.Quantity > 100 {
 		return nil, ErrBadQuantity
 	}
-	now := s.clock.Now()
-	if req.IdempotencyKey != "" {
-		if o, err := s.replay(ctx, req); err != nil || o != nil {
-			return &Created{Order: o, Replay: true}, err
+	if req.IdempotencyKey == "" {
+		return s.create(ctx, req)
+	}
+	first, err := s.reserveKey(ctx, req)
+	if err != nil || first != nil {
+		return &Created{Order: first, Replay: true}, err
+	}
+	c, err := s.create(ctx, req)
+	if err != nil {
+		if rerr := s.store.ReleaseIdempotencyKey(context.WithoutCancel(ctx), req.UserID, req.IdempotencyKey); rerr != nil {
+			s.log.Warn("idempotency reservation not released; it lapses", zap.Int64("user_id", req.UserID), zap.Error(rerr))
 		}
 	}
+	return c, err
+}
+
+// keyWait bounds how long a retry waits for the create holding its key;
+// a reservation older than keyLapse belonged to a process that died.
+const (
+	keyWait  = 10 * time.Second
+	keyLapse = time.Minute
+)
+
+var errKeyBusy = apperr.New(apperr.Conflict, "idempotency_key_in_use", "a create with this Idempotency-Key is still in progress; retry shortly")
+
+// reserveKey reserves the buyer's key for this create (nil, nil) or returns
+// the order an earlier create with the key made.
+func (s *Service) reserveKey(ctx context.Context, req CreateRequest) (*model.Order, error) {
+	deadline := time.Now().Add(keyWait)
+	for {
+		now := s.clock.Now()
+		if err := s.store.ExpireIdempotencyKey(ctx, req.UserID, req.IdempotencyKey, now.Add(-s.set.IdempotencyTTL)); err != nil {
+			return nil, fmt.Errorf("create order: idempotency: %w", err)
+		}
+		reserved, err := s.store.InsertIdempotencyKey(ctx, req.UserID, req.IdempotencyKey, 0, now)
+		if err != nil {
+			return nil, fmt.Errorf("create order: idempotency: %w", err)
+		}
+		if reserved {
+			return nil, nil
+		}
+		id, err := s.store.IdempotentOrderID(ctx, req.UserID, req.IdempotencyKey, now.Add(-s.set.IdempotencyTTL))
+		switch {
+		case err == nil && id > 0:
+			return s.store.OrderByID(ctx, id)
+		case err != nil && !errors.Is(err, model.ErrNotFound):
+			return nil, fmt.Errorf("create order: idempotency: %w", err)
+		case err == nil:
+			// Reserved, in progress. A reservation past keyLapse is orphaned.
+			if err := s.store.ExpireIdempotencyKey(ctx, req.UserID, req.IdempotencyKey, now.Add(-keyLapse)); err != nil {
+				return nil, err
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, errKeyBusy
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, error) {
+	now := s.clock.Now()
 	p, err := s.store.ProductByID(ctx, req.ProductID)
 	if errors.Is(err, model.ErrNotFound) {
 		return nil, ErrProductUnknown
@@ -56,7 +120,6 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, erro
 		Quantity: req.Quantity, AmountCents: p.PriceCents * int64(req.Quantity),
 		Status: model.OrderPending, CreatedAt: now, UpdatedAt: now, ExpireAt: now.Add(s.set.OrderTTL),
 	}
-	var replayed *model.Order
 	err = s.store.InTx(ctx, func(tx *model.Store) error {
 		ok, err := tx.TakePendingSlot(ctx, req.UserID, s.set.MaxPending)
 		if err != nil {
@@ -75,14 +138,8 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, erro
 			return err
 		}
 		if req.IdempotencyKey != "" {
-			bound, err := tx.InsertIdempotencyKey(ctx, req.UserID, req.IdempotencyKey, o.ID, now)
-			if err != nil {
+			if err := tx.BindIdempotencyKey(ctx, req.UserID, req.IdempotencyKey, o.ID); err != nil {
 				return err
-			}
-			if !bound {
-				// A concurrent create with the same key won: undo ours, return theirs.
-				replayed = &model.Order{}
-				return errReplayed
 			}
 		}
 		if err := tx.InsertOutbox(ctx, closeRow(o.OrderNo, 1, o.ExpireAt, now)); err != nil {
@@ -94,10 +151,6 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, erro
 		if limited {
 			s.undoStockTake(ctx, p, req.Quantity, errors.Is(err, ErrOutOfStock))
 		}
-		if replayed != nil {
-			o, rerr := s.replay(ctx, req)
-			return &Created{Order: o, Replay: true}, rerr
-		}
 		if errors.Is(err, ErrTooManyPending) || errors.Is(err, ErrOutOfStock) {
 			return nil, err
 		}
@@ -106,21 +159,6 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, erro
 	s.relay.Send(ctx, tasks.ID(tasks.TypeOrderClose, o.OrderNo, 1))
 	s.log.Info("order created", zap.String("order_no", o.OrderNo), zap.Int64("user_id", o.UserID), zap.Int64("product_id", p.ID), zap.Int("quantity", o.Quantity))
 	return &Created{Order: o}, nil
-}
-
-var errReplayed = errors.New("idempotency key already bound")
-
-func (s *Service) replay(ctx context.Context, req CreateRequest) (*model.Order, error) {
-	since := s.clock.Now().Add(-s.set.IdempotencyTTL)
-	id, err := s.store.IdempotentOrderID(ctx, req.UserID, req.IdempotencyKey, since)
-	if errors.Is(err, model.ErrNotFound) {
-		// An expired binding would block the key forever; drop it.
-		return nil, s.store.ExpireIdempotencyKey(ctx, req.UserID, req.IdempotencyKey, since)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("create order: idempotency lookup: %w", err)
-	}
-	return s.store.OrderByID(ctx, id)
 }
 
 // lockStock takes the order's stock in the ledger: card keys UNSOLD/RECYCLED
@@ -180,10 +218,7 @@ func (s *Service) undoStockTake(ctx context.Context, p *model.Product, qty int, 
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	if counterWrong {
-		var n int64
-		if n, err = s.store.SellableStock(ctx, p); err == nil {
-			err = s.stock.Reset(ctx, p.ID, n)
-		}
+		err = s.stock.Resync(ctx, p.ID, func() (int64, error) { return s.store.SellableStock(ctx, p) })
 	} else {
 		err = s.stock.Put(ctx, p.ID, qty)
 	}

@@ -100,11 +100,8 @@ func (r *Reconciler) rebuildCounters(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		n, err := r.Store.SellableStock(ctx, p)
+		err = r.Stock.Resync(ctx, id, func() (int64, error) { return r.Store.SellableStock(ctx, p) })
 		if err != nil {
-			return 0, err
-		}
-		if err := r.Stock.Reset(ctx, id, n); err != nil {
 			return 0, fmt.Errorf("rebuild counter of product %d: %w", id, err)
 		}
 	}

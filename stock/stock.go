@@ -81,10 +81,46 @@ func (c *Counter) Init(ctx context.Context, productID, dbCount int64) error {
 	return c.rdb.SetNX(ctx, Key(productID), dbCount, 0).Err()
 }
 
-// Reset overwrites the counter with the database's count (reconciliation,
-// or after the database refused a take the counter allowed).
-func (c *Counter) Reset(ctx context.Context, productID, dbCount int64) error {
-	return c.rdb.Set(ctx, Key(productID), dbCount, 0).Err()
+// casScript sets a counter only if it still holds what the caller read.
+//
+//	KEYS[1] the product's stock counter
+//	ARGV[1] the value read before the database count ("" = it was missing)
+//	ARGV[2] the database count
+//	returns 1 if set, 0 if the counter moved meanwhile
+var casScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if (v or '') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+`)
+
+// Resync sets the counter to the database's count (reconciliation, or after
+// the database refused a take the counter allowed). A plain SET would erase
+// a take or restore that lands between the database read and the write, and
+// an erased restore makes the counter say "sold out" while keys are left. So
+// it reads the counter, then the database, and writes only if the counter
+// has not moved meanwhile (retrying a few times). What can remain is an
+// over-count — a take counted in Redis but not yet committed — which the
+// database refuses and the next resync heals.
+func (c *Counter) Resync(ctx context.Context, productID int64, dbCount func() (int64, error)) error {
+	key := Key(productID)
+	for range 5 {
+		before, err := c.rdb.Get(ctx, key).Result()
+		if errors.Is(err, redis.Nil) {
+			before = ""
+		} else if err != nil {
+			return err
+		}
+		n, err := dbCount()
+		if err != nil {
+			return err
+		}
+		ok, err := casScript.Run(ctx, c.rdb, []string{key}, before, n).Int()
+		if err != nil || ok == 1 {
+			return err
+		}
+	}
+	return errors.New("stock counter kept moving; left for the next resync")
 }
 
 // Get reads a counter; ok is false when it is missing.

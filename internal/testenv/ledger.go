@@ -2,10 +2,15 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"orderflow/model"
+	"orderflow/reconcile"
+	"orderflow/tasks"
+
+	"github.com/hibiken/asynq"
 )
 
 // Count runs a SELECT COUNT(*)-style query on the stack's ledger.
@@ -57,33 +62,47 @@ func (s *Stack) WaitStatus(t testing.TB, orderNo string, status model.OrderStatu
 	return last
 }
 
-// WaitQueuesIdle polls asynq until no task is pending, active, scheduled or
-// waiting for a retry in any queue and the outbox is empty: nothing more will
-// run unless something new is enqueued.
+// WaitQueuesIdle polls until no activation is left to run: no order:activate
+// row waits in the outbox and asynq's activation queue holds no pending,
+// active, scheduled or retrying task. Other queues (closes scheduled at each
+// order's expiry, the periodic sweeps) are not waited for.
 func (s *Stack) WaitQueuesIdle(t testing.TB, within time.Duration) {
 	t.Helper()
-	Eventually(t, within, "queues idle", func() (bool, error) {
+	queue := s.SC.Tasks[tasks.TypeOrderActivate].Queue
+	Eventually(t, within, "activation queue idle", func() (bool, error) {
 		var outbox int64
-		if err := s.SC.DB.Raw(`SELECT COUNT(*) FROM outbox`).Scan(&outbox).Error; err != nil || outbox > 0 {
+		err := s.SC.DB.Raw(`SELECT COUNT(*) FROM outbox WHERE task_type = ?`, tasks.TypeOrderActivate).Scan(&outbox).Error
+		if err != nil || outbox > 0 {
 			return false, err
 		}
-		queues, err := s.SC.Inspector.Queues()
+		info, err := s.SC.Inspector.GetQueueInfo(queue)
+		if errors.Is(err, asynq.ErrQueueNotFound) {
+			return true, nil
+		}
 		if err != nil {
 			return false, err
 		}
-		for _, q := range queues {
-			info, err := s.SC.Inspector.GetQueueInfo(q)
-			if err != nil {
-				return false, err
-			}
-			// The periodic sweep comes back every interval; only activation matters here.
-			if q == "low" {
-				continue
-			}
-			if info.Pending+info.Active+info.Scheduled+info.Retry > 0 {
-				return false, nil
-			}
+		return info.Pending+info.Active+info.Scheduled+info.Retry == 0, nil
+	})
+}
+
+// WaitReconciled waits for the reconciliation a fresh worker runs at start
+// (its Redis DB has no epoch marker) to complete. That pass rebuilds every
+// stock counter; tests that assert exact counters wait for it first so
+// their own orders do not race the rebuild.
+func (s *Stack) WaitReconciled(t testing.TB, within time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	queue := s.SC.Tasks[tasks.TypeReconcile].Queue
+	Eventually(t, within, "start-up reconciliation completed", func() (bool, error) {
+		mark, err := s.SC.Redis.Get(ctx, reconcile.EpochKey).Result()
+		if err != nil {
+			return false, err
 		}
-		return true, nil
+		info, err := s.SC.Inspector.GetTaskInfo(queue, tasks.TypeReconcile+":epoch:"+mark)
+		if err != nil {
+			return false, err
+		}
+		return info.State == asynq.TaskStateCompleted, nil
 	})
 }
