@@ -16,9 +16,11 @@ import (
 // pending set and FlushExhausted writes it when the database returns.
 func (s *Service) fail(ctx context.Context, groupNo, why string, log *zap.Logger) error {
 	ctx = context.WithoutCancel(ctx)
-	err := s.markFailed(ctx, groupNo, why)
+	moved, err := s.markFailed(ctx, groupNo, why)
 	if err == nil {
-		log.Error("group settlement FAILED; owner and admin will be notified", zap.String("why", why))
+		if moved {
+			log.Error("group settlement FAILED; owner and admin will be notified", zap.String("why", why))
+		}
 		return nil
 	}
 	if rerr := s.rdb.HSet(ctx, ExhaustedKey, groupNo, why).Err(); rerr != nil {
@@ -28,17 +30,38 @@ func (s *Service) fail(ctx context.Context, groupNo, why string, log *zap.Logger
 	return nil
 }
 
-func (s *Service) markFailed(ctx context.Context, groupNo, why string) error {
+// markFailed moves the group to FAILED (through CLOSED when the budget ran
+// out before it could even close) with its notifications, and reports
+// whether it moved. A group already SETTLED or FAILED needs nothing.
+func (s *Service) markFailed(ctx context.Context, groupNo, why string) (bool, error) {
 	g, err := s.store.GroupByNo(ctx, groupNo)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if g.Status != model.GroupOpen && g.Status != model.GroupClosed {
+		return false, nil
 	}
 	now := s.clock.Now()
-	return s.store.InTx(ctx, func(tx *model.Store) error {
-		moved, err := tx.MoveGroup(ctx, g, model.GroupMove{From: []string{model.GroupClosed}, To: model.GroupFailed,
+	var moved bool
+	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		if g.Status == model.GroupOpen {
+			closed, err := tx.MoveGroup(ctx, g, model.GroupMove{From: []string{model.GroupOpen}, To: model.GroupClosed,
+				Reason: "closed to fail", At: now, Set: map[string]any{"closed_at": now}})
+			if err != nil {
+				return err
+			}
+			if !closed {
+				return fmt.Errorf("group %s moved while being failed", groupNo)
+			}
+			g.Status = model.GroupClosed
+		}
+		moved, err = tx.MoveGroup(ctx, g, model.GroupMove{From: []string{model.GroupClosed}, To: model.GroupFailed,
 			Reason: truncate(why, 64), At: now, Set: map[string]any{"failure_reason": truncate(why, 255)}})
-		if err != nil || !moved {
+		if err != nil {
 			return err
+		}
+		if !moved {
+			return fmt.Errorf("group %s moved while being failed", groupNo)
 		}
 		for _, to := range []string{"user:" + strconv.FormatInt(g.OwnerUserID, 10), "admin"} {
 			if err := tx.InsertNotification(ctx, &model.Notification{
@@ -54,6 +77,13 @@ func (s *Service) markFailed(ctx context.Context, groupNo, why string) error {
 		}
 		return nil
 	})
+	if err != nil {
+		// Re-read: if someone else finished it meanwhile, that is fine.
+		if cur, rerr := s.store.GroupByNo(ctx, groupNo); rerr == nil && cur.Status != model.GroupOpen && cur.Status != model.GroupClosed {
+			return false, nil
+		}
+	}
+	return moved, err
 }
 
 // FlushExhausted writes groups from the Redis pending set to the ledger
@@ -65,7 +95,7 @@ func (s *Service) FlushExhausted(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for groupNo, why := range pending {
-		if err := s.markFailed(ctx, groupNo, why); err != nil {
+		if _, err := s.markFailed(ctx, groupNo, why); err != nil {
 			return n, fmt.Errorf("flush exhausted group %s: %w", groupNo, err)
 		}
 		if err := s.rdb.HDel(ctx, ExhaustedKey, groupNo).Err(); err != nil {

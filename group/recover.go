@@ -3,6 +3,7 @@ package group
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"orderflow/model"
 	"orderflow/tasks"
@@ -40,11 +41,12 @@ func (s *Service) Retry(ctx context.Context, groupNo string) error {
 	return nil
 }
 
-// RequeueDue gives OPEN/CLOSED groups past their deadline with no live settle
-// task (Redis lost it, or a worker died on the last attempt and asynq
-// archived it without calling us) a new generation with a fresh budget.
+// RequeueDue gives OPEN/CLOSED groups with no live settle task (Redis lost
+// it, or a worker died on the last attempt and asynq archived it without
+// calling us) a new generation with a fresh budget, due at the deadline or
+// now if that has passed.
 func (s *Service) RequeueDue(ctx context.Context) (int, error) {
-	due, err := s.store.GroupsDue(ctx, s.clock.Now(), 500)
+	due, err := s.store.GroupsUnsettled(ctx, 500)
 	if err != nil {
 		return 0, fmt.Errorf("requeue groups: %w", err)
 	}
@@ -60,7 +62,7 @@ func (s *Service) RequeueDue(ctx context.Context) (int, error) {
 			continue
 		}
 		now := s.clock.Now()
-		row := settleRow(g.GroupNo, g.SettleGen+1, false, now, now)
+		row := settleRow(g.GroupNo, g.SettleGen+1, false, maxTime(g.Deadline, now), now)
 		var ok bool
 		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
 			if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1); err != nil || !ok {
@@ -79,4 +81,11 @@ func (s *Service) RequeueDue(ctx context.Context) (int, error) {
 	}
 	s.relay.Send(ctx, sent...)
 	return n, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

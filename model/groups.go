@@ -169,11 +169,11 @@ func (s *Store) CountParticipants(ctx context.Context, groupID int64) (int64, er
 	return n, err
 }
 
-// GroupsDue lists OPEN/CLOSED groups whose deadline passed before t.
-func (s *Store) GroupsDue(ctx context.Context, t time.Time, limit int) ([]Group, error) {
+// GroupsUnsettled lists OPEN/CLOSED groups, earliest deadline first.
+func (s *Store) GroupsUnsettled(ctx context.Context, limit int) ([]Group, error) {
 	var out []Group
-	err := s.all(ctx, &out, "SELECT * FROM `groups` WHERE status IN ? AND deadline < ? ORDER BY deadline LIMIT ?",
-		[]string{GroupOpen, GroupClosed}, t, limit)
+	err := s.all(ctx, &out, "SELECT * FROM `groups` WHERE status IN ? ORDER BY deadline LIMIT ?",
+		[]string{GroupOpen, GroupClosed}, limit)
 	return out, err
 }
 

@@ -17,6 +17,7 @@ type Notification struct {
 	LastError   string
 	CreatedAt   time.Time
 	DeliveredAt *time.Time
+	LeaseUntil  *time.Time
 }
 
 // InsertNotification records a notification once per NotifyID.
@@ -48,17 +49,27 @@ func (s *Store) UndeliveredNotifications(ctx context.Context, limit int) ([]Noti
 	return out, err
 }
 
+// LeaseNotification claims a pending notification for one delivery until
+// `until`; false means it was delivered or another round holds it.
+func (s *Store) LeaseNotification(ctx context.Context, id int64, now, until time.Time) (bool, error) {
+	n, err := s.exec(ctx,
+		`UPDATE notifications SET lease_until = ? WHERE id = ? AND delivered_at IS NULL AND (lease_until IS NULL OR lease_until < ?)`,
+		until, id, now)
+	return n == 1, err
+}
+
 // MarkNotificationDelivered records the webhook's acknowledgement once.
 func (s *Store) MarkNotificationDelivered(ctx context.Context, id int64, at time.Time) error {
-	_, err := s.exec(ctx, `UPDATE notifications SET delivered_at = ?, attempts = attempts + 1 WHERE id = ? AND delivered_at IS NULL`, at, id)
+	_, err := s.exec(ctx, `UPDATE notifications SET delivered_at = ?, lease_until = NULL, attempts = attempts + 1 WHERE id = ? AND delivered_at IS NULL`, at, id)
 	return err
 }
 
-// NoteNotificationFailure records a failed delivery; the row stays pending.
+// NoteNotificationFailure records a failed delivery and drops the lease;
+// the row stays pending for the next round.
 func (s *Store) NoteNotificationFailure(ctx context.Context, id int64, why string) error {
 	if len(why) > 255 {
 		why = why[:255]
 	}
-	_, err := s.exec(ctx, `UPDATE notifications SET attempts = attempts + 1, last_error = ? WHERE id = ? AND delivered_at IS NULL`, why, id)
+	_, err := s.exec(ctx, `UPDATE notifications SET attempts = attempts + 1, last_error = ?, lease_until = NULL WHERE id = ? AND delivered_at IS NULL`, why, id)
 	return err
 }

@@ -2,7 +2,10 @@ package model
 
 import (
 	"context"
+	"database/sql"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Product is something a buyer can order.
@@ -67,6 +70,34 @@ func (s *Store) SellableStock(ctx context.Context, p *Product) (int64, error) {
 	var n int64
 	err := s.first(ctx, &n, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED')`, p.ID)
 	return n, err
+}
+
+// RestoreFlow names a committed stock restore (close or refund restore).
+type RestoreFlow struct {
+	OrderNo  string
+	FlowType int
+}
+
+// StockSnapshot is what a counter rebuild needs: the sellable count and the
+// restore flows committed since `since`, read in ONE consistent snapshot (a
+// read-only REPEATABLE READ transaction), so every listed restore is in the
+// count and every counted restore is listed.
+func (s *Store) StockSnapshot(ctx context.Context, p *Product, since time.Time) (int64, []RestoreFlow, error) {
+	var n int64
+	var flows []RestoreFlow
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		ts := &Store{db: tx}
+		if err := ts.all(ctx, &flows,
+			`SELECT o.order_no, f.flow_type FROM stock_flows f JOIN orders o ON o.id = f.order_id
+			 WHERE f.product_id = ? AND f.flow_type IN (?, ?) AND f.created_at >= ?`,
+			p.ID, FlowCloseRestore, FlowRefundRestore, since); err != nil {
+			return err
+		}
+		var err error
+		n, err = ts.SellableStock(ctx, p)
+		return err
+	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	return n, flows, err
 }
 
 // LimitedProductIDs lists products whose stock is tracked (cards and limited others).

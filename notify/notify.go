@@ -56,6 +56,16 @@ func (d *Deliverer) Deliver(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("deliver notifications: %w", err)
 	}
 	for _, n := range pending {
+		// Claim it first: an overlapping round (or another worker) must not
+		// post it too. The lease outlives the post's own timeout.
+		now := d.Clock.Now()
+		leased, err := d.Store.LeaseNotification(ctx, n.ID, now, now.Add(d.HTTP.Timeout+30*time.Second))
+		if err != nil {
+			return res, err
+		}
+		if !leased {
+			continue
+		}
 		if err := d.post(ctx, n); err != nil {
 			res.Failed++
 			d.Log.Warn("notification delivery failed; stays pending", zap.String("notify_id", n.NotifyID), zap.Error(err))

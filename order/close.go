@@ -8,6 +8,7 @@ import (
 
 	"orderflow/apperr"
 	"orderflow/model"
+	"orderflow/stock"
 	"orderflow/tasks"
 
 	"go.uber.org/zap"
@@ -19,10 +20,6 @@ const (
 	CloseCancelled = "buyer cancel"
 	CloseReconcile = "reconcile"
 )
-
-// restoreMarkerTTL outlives any re-run of a close; if Redis loses the marker
-// it has lost the counter too, and the rebuild from the ledger is exact.
-const restoreMarkerTTL = 72 * time.Hour
 
 // ErrNotPending is a cancel of an order that is no longer pending.
 var ErrNotPending = apperr.New(apperr.Conflict, "invalid_status", "only a pending order can be cancelled")
@@ -140,7 +137,7 @@ func (s *Service) restoreRedis(ctx context.Context, o *model.Order, flowType int
 	if err != nil || !has {
 		return err
 	}
-	_, err = s.stock.Restore(ctx, o.ProductID, o.OrderNo, flowType, o.Quantity, restoreMarkerTTL)
+	_, err = s.stock.Restore(ctx, o.ProductID, o.OrderNo, flowType, o.Quantity, stock.MarkerTTL)
 	return err
 }
 

@@ -214,11 +214,23 @@ func (s *Service) takeStock(ctx context.Context, p *model.Product, qty int) erro
 // undoStockTake gives back what Redis handed out for a create that did not
 // commit. When the database said "out of stock" the counter was wrong, so it
 // is reset from the database instead.
+// SnapshotFor is the ledger side of a stock counter resync.
+func SnapshotFor(ctx context.Context, store *model.Store, p *model.Product, now time.Time) func() (int64, []stock.Restored, error) {
+	return func() (int64, []stock.Restored, error) {
+		n, flows, err := store.StockSnapshot(ctx, p, now.Add(-stock.RecentRestores))
+		restored := make([]stock.Restored, len(flows))
+		for i, f := range flows {
+			restored[i] = stock.Restored{OrderNo: f.OrderNo, FlowType: f.FlowType}
+		}
+		return n, restored, err
+	}
+}
+
 func (s *Service) undoStockTake(ctx context.Context, p *model.Product, qty int, counterWrong bool) {
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	if counterWrong {
-		err = s.stock.Resync(ctx, p.ID, func() (int64, error) { return s.store.SellableStock(ctx, p) })
+		err = s.stock.Resync(ctx, p.ID, SnapshotFor(ctx, s.store, p, s.clock.Now()))
 	} else {
 		err = s.stock.Put(ctx, p.ID, qty)
 	}

@@ -100,7 +100,11 @@ func (r *Reconciler) rebuildCounters(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		err = r.Stock.Resync(ctx, id, func() (int64, error) { return r.Store.SellableStock(ctx, p) })
+		err = r.Stock.Resync(ctx, id, order.SnapshotFor(ctx, r.Store, p, r.Clock.Now()))
+		if errors.Is(err, stock.ErrBusy) {
+			r.Log.Warn("stock counter busy; rebuilt next pass", zap.Int64("product_id", id))
+			continue
+		}
 		if err != nil {
 			return 0, fmt.Errorf("rebuild counter of product %d: %w", id, err)
 		}

@@ -13,8 +13,9 @@ import (
 
 // Execute runs one refund:execute task. While the provider may already hold
 // the refund (a call timed out, or it said processing) it asks before it
-// sends, so a refund is never sent under a new number; the provider dedups
-// a resend under the same number anyway.
+// sends; the provider dedups a resend under the same number anyway. Only
+// sends count toward the attempt budget: a failed question just waits for
+// the next try (asynq's budget, then reconciliation, bound it).
 func (s *Service) Execute(ctx context.Context, refundNo string, gen int) error {
 	r, err := s.store.RefundByNo(ctx, refundNo)
 	if err != nil {
@@ -33,21 +34,20 @@ func (s *Service) Execute(ctx context.Context, refundNo string, gen int) error {
 		}
 		return s.apply(ctx, r, st, log)
 	}
-	now := s.clock.Now()
-	attempts, err := s.store.CountRefundAttempt(ctx, r.ID, now)
-	if err != nil {
-		return fmt.Errorf("refund %s: count attempt: %w", r.RefundNo, err)
-	}
-	if attempts > 1 {
-		// An earlier call's outcome is unknown: ask before sending again.
+	if r.Attempts > 0 {
+		// An earlier send's outcome is unknown: ask before sending again. A
+		// failed question is not a failed refund attempt: it only delays.
 		st, found, err := s.provider.Query(ctx, r.RefundNo)
 		if err != nil {
-			s.metrics.RefundAttempt(false)
-			return s.attemptFailed(ctx, r, attempts, err, log)
+			return fmt.Errorf("refund %s: query before resend: %w", r.RefundNo, err)
 		}
 		if found {
 			return s.apply(ctx, r, st, log)
 		}
+	}
+	attempts, err := s.store.CountRefundAttempt(ctx, r.ID, s.clock.Now())
+	if err != nil {
+		return fmt.Errorf("refund %s: count attempt: %w", r.RefundNo, err)
 	}
 	st, err := s.provider.Refund(ctx, payclient.RefundRequest{
 		OutRequestNo: r.RefundNo, TradeNo: r.TradeNo, OrderNo: r.OrderNo, AmountCents: r.AmountCents,

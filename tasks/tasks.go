@@ -85,7 +85,7 @@ func NewTable(c Config) Table {
 		TypeRefundExecute: {
 			// Retries are the active-query schedule too; reconciliation
 			// re-queues a refund whose budget asynq exhausted.
-			Queue: QueueDefault, MaxRetry: 25, Timeout: 3*c.PayTimeout + 5*time.Second,
+			Queue: QueueDefault, MaxRetry: 40, Timeout: 3*c.PayTimeout + 5*time.Second,
 			Delay: stepped(c.RefundRetryDelays),
 		},
 		TypeGroupSettle: {
@@ -100,9 +100,11 @@ func NewTable(c Config) Table {
 			Delay:     doubling(time.Second, 1),
 		},
 		TypeReconcile: {
-			Queue: QueueLow, MaxRetry: 2, Timeout: 10 * time.Minute,
+			// A pass triggered by a missing epoch marker has no second chance
+			// until the schedule, so it outlasts a database outage of ~15 min.
+			Queue: QueueLow, MaxRetry: 12, Timeout: 10 * time.Minute,
 			Retention: 24 * time.Hour,
-			Delay:     doubling(time.Second, 4),
+			Delay:     doubling(time.Second, 64),
 		},
 		TypeRecoverStuck: {
 			Queue: QueueLow, MaxRetry: 0, Timeout: c.RecoveryInterval,
