@@ -163,3 +163,6 @@ func (l *LockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// SparePort returns a free TCP port for a process the test starts.
+func SparePort(t testing.TB) int { return sparePort(t) }
