@@ -29,13 +29,24 @@ func (s *Store) InsertCards(ctx context.Context, productID int64, codes []string
 	})
 }
 
-// LockCards moves qty sellable keys (UNSOLD or RECYCLED) of a product to
-// LOCKED for an order and reports how many it got.
+// LockCards moves up to qty sellable keys (UNSOLD or RECYCLED) of a product
+// to LOCKED for an order and reports how many it got. It picks keys with
+// FOR UPDATE SKIP LOCKED, so concurrent creates take different keys instead
+// of queueing behind each other's row locks; then each key moves with a
+// conditional UPDATE naming the statuses it leaves.
 func (s *Store) LockCards(ctx context.Context, productID, orderID int64, qty int, at time.Time) (int64, error) {
+	var ids []int64
+	if err := s.all(ctx, &ids,
+		`SELECT id FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT ? FOR UPDATE SKIP LOCKED`,
+		productID, qty); err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
 	return s.exec(ctx,
-		`UPDATE card_keys SET status = 'LOCKED', order_id = ?, updated_at = ?
-		 WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT ?`,
-		orderID, at, productID, qty)
+		`UPDATE card_keys SET status = 'LOCKED', order_id = ?, updated_at = ? WHERE id IN ? AND status IN ('UNSOLD', 'RECYCLED')`,
+		orderID, at, ids)
 }
 
 // SellCards moves an order's LOCKED keys to SOLD and reports how many moved.
