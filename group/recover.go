@@ -54,7 +54,7 @@ func (s *Service) RequeueDue(ctx context.Context) (int, error) {
 	var sent []string
 	for i := range due {
 		g := &due[i]
-		live, err := s.table.Live(s.inspector, tasks.TypeGroupSettle, tasks.ID(tasks.TypeGroupSettle, g.GroupNo, g.SettleGen))
+		live, err := s.relay.Live(ctx, tasks.TypeGroupSettle, tasks.ID(tasks.TypeGroupSettle, g.GroupNo, g.SettleGen))
 		if err != nil {
 			return n, err
 		}

@@ -21,8 +21,8 @@ import (
 func TestTenConcurrentSettleRunsChargeOnce(t *testing.T) {
 	t.Parallel()
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
-	fromOpen := newGroup(t, s, 250, 2*time.Second, 1000, 1000, 250, 600, 900)
-	fromClosed := newGroup(t, s, 250, 2*time.Second, 1000, 300, 250, 5000)
+	fromOpen := newGroup(t, s, 250, 4*time.Second, 1000, 1000, 250, 600, 900)
+	fromClosed := newGroup(t, s, 250, 4*time.Second, 1000, 300, 250, 5000)
 	waitPastDeadline(fromOpen, fromClosed)
 	ctx := context.Background()
 
@@ -90,7 +90,7 @@ func TestThousandParticipantsSettleInOneQuickTransaction(t *testing.T) {
 	t.Parallel()
 	const n, price, opening = 1000, 250, 1000
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
-	g := newGroup(t, s, price, 3*time.Second)
+	g := newGroup(t, s, price, 12*time.Second)
 	db := s.SC.DB
 	tag := "bulk-" + g.no + "-"
 

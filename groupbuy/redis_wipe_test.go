@@ -35,14 +35,14 @@ func TestRedisWipedDueGroupsStillEnd(t *testing.T) {
 	t.Parallel()
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
 
-	b := newGroup(t, s, 300, 2*time.Second, 1000, 300)
+	b := newGroup(t, s, 300, 5*time.Second, 1000, 300)
 	w := startChild(t, s.Config, failpoint.GroupAfterClose+"=exit@"+b.no)
 	if code := w.waitExit(t, 30*time.Second); code != failpoint.ExitCode {
 		t.Fatalf("worker exited %d, want %d; output:\n%s", code, failpoint.ExitCode, w.out.String())
 	}
 	// No worker runs from here on until the wipe.
-	a := newGroup(t, s, 300, 1500*time.Millisecond, 1000, 2000)
-	c := newGroup(t, s, 300, 1500*time.Millisecond, 1000, 299, 5000)
+	a := newGroup(t, s, 300, 5*time.Second, 1000, 2000)
+	c := newGroup(t, s, 300, 5*time.Second, 1000, 299, 5000)
 	short := c.members[1].id
 	waitPastDeadline(a, c)
 	for _, x := range []struct {
@@ -99,7 +99,7 @@ func TestRedisWipedDueGroupsStillEnd(t *testing.T) {
 func TestRedisWipedBeforeDeadlineGroupSettlesAtDeadline(t *testing.T) {
 	t.Parallel()
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
-	g := newGroup(t, s, 300, 4*time.Second, 1000, 1000)
+	g := newGroup(t, s, 300, 6*time.Second, 1000, 1000)
 	wipeRedis(t, s)
 	s.StartWorker(t)
 	// Reconciliation ran at start (the marker was missing) while the group

@@ -59,3 +59,10 @@ func (s *Store) OutboxBacklog(ctx context.Context, now time.Time) (int64, time.D
 	}
 	return r.N, now.Sub(*r.Oldest), nil
 }
+
+// OutboxHas reports whether a task is still waiting in the outbox.
+func (s *Store) OutboxHas(ctx context.Context, taskID string) (bool, error) {
+	var n int64
+	err := s.first(ctx, &n, `SELECT COUNT(*) FROM outbox WHERE task_id = ?`, taskID)
+	return n > 0, err
+}

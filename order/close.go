@@ -153,7 +153,7 @@ func (s *Service) RequeueCloses(ctx context.Context) (int, error) {
 	var sent []string
 	for i := range pending {
 		o := &pending[i]
-		live, err := s.table.Live(s.inspector, tasks.TypeOrderClose, tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen))
+		live, err := s.relay.Live(ctx, tasks.TypeOrderClose, tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen))
 		if err != nil {
 			return n, err
 		}

@@ -64,7 +64,7 @@ func (s *Service) recover(ctx context.Context, paidCutoff time.Time) (Recovered,
 	}
 	for i := range idle {
 		o := &idle[i]
-		live, err := s.table.Live(s.inspector, tasks.TypeOrderActivate, tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen))
+		live, err := s.relay.Live(ctx, tasks.TypeOrderActivate, tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen))
 		if err != nil {
 			return rec, err
 		}

@@ -17,15 +17,27 @@ import (
 
 // Relay pushes outbox rows to asynq and deletes the ones asynq holds.
 type Relay struct {
-	store  *model.Store
-	client *asynq.Client
-	table  tasks.Table
-	log    *zap.Logger
+	store     *model.Store
+	client    *asynq.Client
+	inspector *asynq.Inspector
+	table     tasks.Table
+	log       *zap.Logger
 }
 
 // New returns a relay.
-func New(store *model.Store, client *asynq.Client, table tasks.Table, log *zap.Logger) *Relay {
-	return &Relay{store: store, client: client, table: table, log: log}
+func New(store *model.Store, client *asynq.Client, inspector *asynq.Inspector, table tasks.Table, log *zap.Logger) *Relay {
+	return &Relay{store: store, client: client, inspector: inspector, table: table, log: log}
+}
+
+// Live reports whether a task will still run: waiting in the outbox, or held
+// by asynq in a state that runs. The outbox is asked first: the relay
+// enqueues before it deletes the row, so a task is always in one of the two.
+func (r *Relay) Live(ctx context.Context, typ, id string) (bool, error) {
+	waiting, err := r.store.OutboxHas(ctx, id)
+	if err != nil || waiting {
+		return waiting, err
+	}
+	return r.table.Live(r.inspector, typ, id)
 }
 
 // fastPathTimeout bounds the post-commit enqueue: with Redis down the request

@@ -110,7 +110,7 @@ func (s *Service) RequeueLost(ctx context.Context, idleSince time.Time) (int, er
 	var sent []string
 	for i := range stale {
 		r := &stale[i]
-		live, err := s.table.Live(s.inspector, tasks.TypeRefundExecute, tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen))
+		live, err := s.relay.Live(ctx, tasks.TypeRefundExecute, tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen))
 		if err != nil {
 			return n, err
 		}

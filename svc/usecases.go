@@ -34,7 +34,7 @@ type UseCases struct {
 // Tests that swap the clock do so on the ServiceContext before calling it.
 func (s *ServiceContext) NewUseCases() *UseCases {
 	c := s.Config
-	relay := outbox.New(s.Store, s.Asynq, s.Tasks, s.Log)
+	relay := outbox.New(s.Store, s.Asynq, s.Inspector, s.Tasks, s.Log)
 	m := metrics.New(s.Redis)
 	orders := order.New(order.Deps{
 		Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector,

@@ -135,9 +135,20 @@ func doubling(first time.Duration, capFactor int) func(int) time.Duration {
 // RetryDelay is the asynq RetryDelayFunc: each type's own schedule.
 func (t Table) RetryDelay(n int, _ error, task *asynq.Task) time.Duration {
 	if s, ok := t[task.Type()]; ok && s.Delay != nil {
-		return s.Delay(n)
+		return alignToSecond(time.Now(), s.Delay(n))
 	}
 	return asynq.DefaultRetryDelayFunc(n, nil, task)
+}
+
+// alignToSecond adjusts a delay of a second or more so the retry lands on
+// the nearest whole second: asynq keeps a retry's time in whole Unix seconds
+// (it truncates), which alone would run it up to a second early. Aligned,
+// the schedule (1, 2, 4, 8, 16 s) holds to ±0.5 s plus the poll interval.
+func alignToSecond(now time.Time, d time.Duration) time.Duration {
+	if d < time.Second {
+		return d
+	}
+	return now.Add(d).Round(time.Second).Sub(now)
 }
 
 // NewTask builds the asynq task for a type, with its ledger-derived ID.

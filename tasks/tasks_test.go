@@ -40,3 +40,20 @@ func TestRetrySchedules(t *testing.T) {
 		t.Errorf("group settle MaxRetry = %d, want 5 (one per delay)", got)
 	}
 }
+
+// A delay of a second or more lands on the nearest whole second (asynq
+// truncates retry times to seconds); shorter delays are left alone.
+func TestAlignToSecond(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	for _, tc := range []struct {
+		frac, d, want time.Duration
+	}{
+		{100 * time.Millisecond, 4 * time.Second, 3900 * time.Millisecond},
+		{700 * time.Millisecond, 4 * time.Second, 4300 * time.Millisecond},
+		{700 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond},
+	} {
+		if got := alignToSecond(base.Add(tc.frac), tc.d); got != tc.want {
+			t.Errorf("alignToSecond(+%v, %v) = %v, want %v", tc.frac, tc.d, got, tc.want)
+		}
+	}
+}
