@@ -61,16 +61,43 @@ func (s *Service) cachedView(ctx context.Context, orderNo string) (*View, bool) 
 	return &v, true
 }
 
-func (s *Service) storeView(ctx context.Context, id int64, v *View) {
+// storeView fills the cache (cache-aside), then checks the ledger again: a
+// move that committed between our read and our SET deleted the keys before
+// we wrote them, so our entry would show the order as it was until the TTL.
+// Any move committed before the check is seen by it (READ COMMITTED) and we
+// drop what we wrote; any move after it deletes the keys itself.
+func (s *Service) storeView(ctx context.Context, o *model.Order, v *View) {
 	ctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
 	defer cancel()
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
-	for _, k := range []string{cacheKeyNo(v.OrderNo), cacheKeyID(id)} {
+	for _, k := range []string{cacheKeyNo(v.OrderNo), cacheKeyID(o.ID)} {
 		if err := s.rdb.Set(ctx, k, b, s.set.CacheTTL).Err(); err != nil {
 			return
 		}
 	}
+	if !s.viewCurrent(ctx, o, v) {
+		s.invalidate(ctx, o.ID, o.OrderNo)
+	}
+}
+
+// viewCurrent reports whether the ledger still says what v shows: the same
+// status and update time, and the same refunds in the same statuses.
+func (s *Service) viewCurrent(ctx context.Context, o *model.Order, v *View) bool {
+	cur, err := s.store.OrderByID(ctx, o.ID)
+	if err != nil || cur.Status != o.Status || !cur.UpdatedAt.Equal(o.UpdatedAt) {
+		return false
+	}
+	refunds, err := s.store.RefundsForOrder(ctx, o.ID)
+	if err != nil || len(refunds) != len(v.Refunds) {
+		return false
+	}
+	for i, r := range refunds {
+		if r.RefundNo != v.Refunds[i].RefundNo || r.Status != v.Refunds[i].Status {
+			return false
+		}
+	}
+	return true
 }

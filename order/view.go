@@ -60,7 +60,7 @@ func (s *Service) Get(ctx context.Context, orderNo string, who Viewer) (*View, e
 			return nil, err
 		}
 		if cacheable(o.Status) {
-			s.storeView(ctx, o.ID, v)
+			s.storeView(ctx, o, v)
 		}
 	}
 	if !who.Admin && v.UserID != who.UserID {

@@ -140,15 +140,13 @@ func (t Table) RetryDelay(n int, _ error, task *asynq.Task) time.Duration {
 	return asynq.DefaultRetryDelayFunc(n, nil, task)
 }
 
-// alignToSecond adjusts a delay of a second or more so the retry lands on
-// the nearest whole second: asynq keeps a retry's time in whole Unix seconds
-// (it truncates), which alone would run it up to a second early. Aligned,
-// the schedule (1, 2, 4, 8, 16 s) holds to ±0.5 s plus the poll interval.
+// alignToSecond adjusts a delay so the retry lands on the nearest whole
+// second: asynq keeps a retry's time in whole Unix seconds (it truncates),
+// which alone would run it up to a second early — a sub-second delay would
+// mostly run at once. Aligned, every schedule (1, 2, 4, 8, 16 s, or
+// milliseconds in tests) holds to ±0.5 s plus the poll interval.
 func alignToSecond(now time.Time, d time.Duration) time.Duration {
-	if d < time.Second {
-		return d
-	}
-	return now.Add(d).Round(time.Second).Sub(now)
+	return max(now.Add(d).Round(time.Second).Sub(now), 0)
 }
 
 // NewTask builds the asynq task for a type, with its ledger-derived ID.

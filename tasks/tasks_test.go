@@ -41,8 +41,8 @@ func TestRetrySchedules(t *testing.T) {
 	}
 }
 
-// A delay of a second or more lands on the nearest whole second (asynq
-// truncates retry times to seconds); shorter delays are left alone.
+// A delay lands on the nearest whole second (asynq truncates retry times to
+// seconds), so it is never off by more than half a second.
 func TestAlignToSecond(t *testing.T) {
 	base := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	for _, tc := range []struct {
@@ -50,7 +50,8 @@ func TestAlignToSecond(t *testing.T) {
 	}{
 		{100 * time.Millisecond, 4 * time.Second, 3900 * time.Millisecond},
 		{700 * time.Millisecond, 4 * time.Second, 4300 * time.Millisecond},
-		{700 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond},
+		{700 * time.Millisecond, 50 * time.Millisecond, 300 * time.Millisecond},
+		{100 * time.Millisecond, 50 * time.Millisecond, 0},
 	} {
 		if got := alignToSecond(base.Add(tc.frac), tc.d); got != tc.want {
 			t.Errorf("alignToSecond(+%v, %v) = %v, want %v", tc.frac, tc.d, got, tc.want)
