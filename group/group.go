@@ -129,7 +129,7 @@ func (s *Service) Join(ctx context.Context, groupNo string, userID int64) error 
 	}
 	now := s.clock.Now()
 	err = s.store.InTx(ctx, func(tx *model.Store) error {
-		open, err := tx.TouchOpenGroup(ctx, g.ID, now)
+		open, err := tx.LockOpenGroup(ctx, g.ID, now)
 		if err != nil {
 			return err
 		}

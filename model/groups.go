@@ -88,12 +88,21 @@ func (s *Store) InsertParticipant(ctx context.Context, groupID, userID int64, at
 	return s.insertIgnoringDuplicate(ctx, `INSERT INTO group_participants (group_id, user_id, joined_at) VALUES (?, ?, ?)`, groupID, userID, at)
 }
 
-// TouchOpenGroup locks an OPEN group whose deadline is after now and reports
-// whether it is still joinable. Join and close both write the group row, so
-// a join cannot race the close: whichever commits second sees the first.
-func (s *Store) TouchOpenGroup(ctx context.Context, groupID int64, now time.Time) (bool, error) {
-	n, err := s.exec(ctx, "UPDATE `groups` SET updated_at = ? WHERE id = ? AND status = ? AND deadline > ?", now, groupID, GroupOpen, now)
-	return n == 1, err
+// LockOpenGroup takes the group row's lock for the joining transaction and
+// reports whether the group is still joinable (OPEN, deadline after now).
+// The close writes the same row, so a join cannot race it: whichever
+// commits second sees the first. (Deciding from an UPDATE's row count would
+// not do: the driver reports rows changed, so two joins in the same
+// millisecond would see 0.)
+func (s *Store) LockOpenGroup(ctx context.Context, groupID int64, now time.Time) (bool, error) {
+	var g struct {
+		Status   string
+		Deadline time.Time
+	}
+	if err := s.first(ctx, &g, "SELECT status, deadline FROM `groups` WHERE id = ? FOR UPDATE", groupID); err != nil {
+		return false, err
+	}
+	return g.Status == GroupOpen && g.Deadline.After(now), nil
 }
 
 // GroupMove is one conditional status change of a group.

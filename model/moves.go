@@ -22,7 +22,9 @@ type statusUpdate struct {
 
 func newStatusUpdate(table string, to any, at time.Time, cols map[string]any) *statusUpdate {
 	u := &statusUpdate{}
-	u.set.WriteString("UPDATE " + table + " SET status = ?, updated_at = ?")
+	// FORCE INDEX: with few rows in the leaving status the optimizer may pick
+	// the status index (and its range locks) over the primary key.
+	u.set.WriteString("UPDATE " + table + " FORCE INDEX (PRIMARY) SET status = ?, updated_at = ?")
 	u.args = append(u.args, to, at)
 	keys := make([]string, 0, len(cols))
 	for c := range cols {

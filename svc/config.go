@@ -93,7 +93,7 @@ func Defaults() Config {
 		RefundAlertAfter:         Duration(24 * time.Hour),
 		PayTimeout:               Duration(5 * time.Second),
 		Concurrency:              20,
-		TaskCheckInterval:        Duration(100 * time.Millisecond),
+		TaskCheckInterval:        Duration(20 * time.Millisecond),
 		DelayedTaskCheckInterval: Duration(200 * time.Millisecond),
 		ShutdownTimeout:          Duration(20 * time.Second),
 	}
