@@ -2,7 +2,7 @@
 GO ?= go
 TEST_FLAGS ?= -race -count=1 -timeout 14m
 
-.PHONY: run test lint build
+.PHONY: run test lint build test-cluster browser chaos chaos-short audit bench
 
 ## run: migrations + payment simulator + worker/scheduler + API against local MariaDB/Redis
 run:
@@ -19,3 +19,31 @@ lint:
 
 build:
 	$(GO) build -o bin/ ./api ./queue ./cmd/paysim
+
+## bench: floor vs end-to-end, close burst, group settle, RSS/CPU, ledger audit (< 5 min; see README "Performance")
+BENCH_FLAGS ?=
+bench:
+	./scripts/services.sh
+	$(GO) run ./cmd/bench $(BENCH_FLAGS)
+
+## chaos: the full chaos suite (own MariaDB + Redis, faults on a seeded schedule, ledger audit; < 6 min)
+SEED ?= 42
+chaos: build
+	$(GO) run ./cmd/chaos -seed $(SEED) -bin bin
+
+## chaos-short: the fast-tier chaos run (< 2 min; also run by `go test ./chaos/`)
+chaos-short: build
+	$(GO) run ./cmd/chaos -short -seed $(SEED) -bin bin
+
+## audit: audit a ledger at rest (AUDIT_FLAGS='-dsn … -redis … -paysim …')
+audit:
+	$(GO) run ./cmd/audit $(AUDIT_FLAGS)
+
+## test-cluster: the end-to-end activation on a private 3-master Redis Cluster (heavy; build tag cluster)
+test-cluster:
+	./scripts/services.sh
+	$(GO) test -race -tags cluster -count=1 -timeout 10m -v ./operate/ -run Cluster
+
+## browser: headless Chromium loads the asynqmon dashboard with the admin token; screenshot in tmp/monitoring.png
+browser:
+	./scripts/browser-check.sh

@@ -1,0 +1,297 @@
+// Package audit checks a whole orderflow ledger against the promises the
+// system makes: no order, payment, card key or wallet cent lost or doubled,
+// every status change an allowed move, nothing left waiting on a task that
+// will never run. Each check is a named rule; Run returns how many
+// violations each rule found, with a few examples, and Report.Print renders
+// them as a table.
+//
+// The audit is meant for a ledger at rest (after the chaos run has healed
+// and quiesced, or an operator's maintenance window): anything in flight —
+// a paid order, a processing refund, an outbox row — is a violation unless
+// Options.InFlightGrace tolerates recent ones. It only reads: the database
+// through its own read-only queries (the audit is not product code, so its
+// SQL lives here and not in model), Redis counters with GET, and the payment
+// simulator's /admin/stats.
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The rules, in the order they are reported.
+const (
+	// RuleOrderSettled: every order is terminal or legitimately waiting — a
+	// pending order before its expiry plus the grace; nothing paid, claimed
+	// or refunding at rest.
+	RuleOrderSettled = "order-settled"
+	// RuleCardKeyOwner: SOLD keys belong to finished orders only; RECYCLED
+	// and UNSOLD keys are not a finished order's; LOCKED keys are held only
+	// by an order that may still use or release them (pending, paid,
+	// claimed, failed).
+	RuleCardKeyOwner = "card-key-owner"
+	// RuleCardOrderKeys: each finished card order holds exactly its
+	// quantity of SOLD keys.
+	RuleCardOrderKeys = "card-order-keys"
+	// RuleOrderEffect: one order_effects row per finished order (its kind),
+	// none for any other order; a finished recharge credited its wallet once
+	// with credit × quantity.
+	RuleOrderEffect = "order-effect"
+	// RuleWalletBalance: each balance equals the sum of the user's wallet
+	// entries, and every entry has a source: the opening balance, a finished
+	// recharge order, or a settled group's charge.
+	RuleWalletBalance = "wallet-balance"
+	// RulePaymentOutcome: each payment (trade) is delivered (its order
+	// finished with that trade and the effect applied) or refunded (its
+	// refund succeeded, or is in manual with a refund_manual alert) — never
+	// both, never neither; every refund belongs to a recorded payment of the
+	// same amount; a refunded order has only succeeded refunds.
+	RulePaymentOutcome = "payment-outcome"
+	// RuleProviderRefund: the provider moved money at most once per
+	// refund_no and at most once per (order, trade) across refund_no
+	// generations, never for a refund the ledger does not know, and did move
+	// it for every refund the ledger calls succeeded (unless an operator
+	// resolved it by hand). Needs the simulator's stats.
+	RuleProviderRefund = "provider-refund-once"
+	// RuleEventMoves: every event's from→to is an allowed move for its
+	// object type; creation events come from "-" into the initial status.
+	RuleEventMoves = "event-moves"
+	// RuleEventHistory: each object's events chain (every from is the
+	// previous to), start with a creation event and end in its current status.
+	RuleEventHistory = "event-history"
+	// RuleStockFlow: each order has its lock flow; a sell flow iff it is a
+	// finished card order; a close-restore flow iff it was closed; a
+	// refund-restore flow iff an operator refunded it after failing.
+	RuleStockFlow = "stock-flow"
+	// RuleStockCounter: each Redis stock counter that exists equals the
+	// database's sellable count. Needs Redis.
+	RuleStockCounter = "stock-counter"
+	// RulePendingSlots: each buyer's pending-order counter equals their
+	// number of pending orders.
+	RulePendingSlots = "pending-slots"
+	// RuleGroupSettlement: every group past its deadline is SETTLED (every
+	// participant charged once, by one charge entry of the price) or FAILED
+	// (nobody charged, a group_failed notification written).
+	RuleGroupSettlement = "group-settlement"
+	// RuleOutboxDrained: the outbox is empty.
+	RuleOutboxDrained = "outbox-drained"
+)
+
+// Rules lists every rule in report order.
+var Rules = []string{
+	RuleOrderSettled, RuleCardKeyOwner, RuleCardOrderKeys, RuleOrderEffect, RuleWalletBalance,
+	RulePaymentOutcome, RuleProviderRefund, RuleEventMoves, RuleEventHistory, RuleStockFlow,
+	RuleStockCounter, RulePendingSlots, RuleGroupSettlement, RuleOutboxDrained,
+}
+
+// maxExamples bounds the examples kept per rule; the count is always exact.
+const maxExamples = 5
+
+// Options say what to audit and how strictly.
+type Options struct {
+	// DB is the ledger (required). Open it with Open for the right session
+	// settings (UTC, parsed times).
+	DB *sql.DB
+	// Redis holds the stock counters; nil skips RuleStockCounter.
+	Redis redis.UniversalClient
+	// Provider is the simulator's view of refunds (FetchProvider); nil skips
+	// RuleProviderRefund.
+	Provider map[string]ProviderRefund
+	// Grace is how long past its expiry a pending order (and past its
+	// deadline an OPEN/CLOSED group) may still wait for its close task or
+	// reconciliation.
+	Grace time.Duration
+	// InFlightGrace, when positive, tolerates in-flight objects updated more
+	// recently than this: paid/claimed/refunding orders, processing refunds
+	// and outbox rows. Zero audits a ledger at rest: none tolerated.
+	InFlightGrace time.Duration
+}
+
+// ProviderRefund is what the payment provider knows about one out_request_no.
+type ProviderRefund struct {
+	// Executed is how many times the provider moved money for it.
+	Executed int
+	// Status is processing, succeeded or failed ("" if never applied).
+	Status string
+}
+
+// Result is one rule's outcome.
+type Result struct {
+	Rule string
+	// Checked is how many objects the rule looked at.
+	Checked int
+	// Violations is the exact number of violations found.
+	Violations int
+	// Examples describe up to maxExamples violations.
+	Examples []string
+	// Skipped says why the rule did not run ("" if it ran).
+	Skipped string
+}
+
+// Report is the outcome of one audit.
+type Report struct {
+	At      time.Time
+	Results []Result
+}
+
+// Violations is the total over every rule.
+func (r *Report) Violations() int {
+	n := 0
+	for _, res := range r.Results {
+		n += res.Violations
+	}
+	return n
+}
+
+// Failed reports whether any rule found a violation.
+func (r *Report) Failed() bool { return r.Violations() > 0 }
+
+// Result returns the named rule's result.
+func (r *Report) Result(rule string) Result {
+	for _, res := range r.Results {
+		if res.Rule == rule {
+			return res
+		}
+	}
+	return Result{Rule: rule, Skipped: "unknown rule"}
+}
+
+// Violated lists the rules with at least one violation.
+func (r *Report) Violated() []string {
+	var out []string
+	for _, res := range r.Results {
+		if res.Violations > 0 {
+			out = append(out, res.Rule)
+		}
+	}
+	return out
+}
+
+// Print writes the report as a table: rule, objects checked, violations,
+// and the examples, one per line.
+func (r *Report) Print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tCHECKED\tVIOLATIONS\tEXAMPLES")
+	for _, res := range r.Results {
+		switch {
+		case res.Skipped != "":
+			fmt.Fprintf(tw, "%s\t-\tskipped\t%s\n", res.Rule, res.Skipped)
+		case len(res.Examples) == 0:
+			fmt.Fprintf(tw, "%s\t%d\t%d\t\n", res.Rule, res.Checked, res.Violations)
+		default:
+			for i, ex := range res.Examples {
+				if i == 0 {
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", res.Rule, res.Checked, res.Violations, ex)
+				} else {
+					fmt.Fprintf(tw, "\t\t\t%s\n", ex)
+				}
+			}
+		}
+	}
+	_ = tw.Flush()
+	if r.Failed() {
+		fmt.Fprintf(w, "audit: %d violation(s) in %s\n", r.Violations(), strings.Join(r.Violated(), ", "))
+	} else {
+		fmt.Fprintln(w, "audit: 0 violations")
+	}
+}
+
+// Run loads the ledger and applies every rule.
+func Run(ctx context.Context, opt Options) (*Report, error) {
+	if opt.DB == nil {
+		return nil, fmt.Errorf("audit: no database")
+	}
+	l, err := load(ctx, opt.DB)
+	if err != nil {
+		return nil, fmt.Errorf("audit: load ledger: %w", err)
+	}
+	a := &auditor{opt: opt, l: l, now: l.now}
+	rep := &Report{At: l.now}
+	for _, rule := range Rules {
+		res := Result{Rule: rule}
+		c := &collector{res: &res}
+		switch rule {
+		case RuleOrderSettled:
+			a.orderSettled(c)
+		case RuleCardKeyOwner:
+			a.cardKeyOwner(c)
+		case RuleCardOrderKeys:
+			a.cardOrderKeys(c)
+		case RuleOrderEffect:
+			a.orderEffect(c)
+		case RuleWalletBalance:
+			a.walletBalance(c)
+		case RulePaymentOutcome:
+			a.paymentOutcome(c)
+		case RuleProviderRefund:
+			if opt.Provider == nil {
+				res.Skipped = "no provider stats (-paysim)"
+				break
+			}
+			a.providerRefund(c)
+		case RuleEventMoves:
+			a.eventMoves(c)
+		case RuleEventHistory:
+			a.eventHistory(c)
+		case RuleStockFlow:
+			a.stockFlow(c)
+		case RuleStockCounter:
+			if opt.Redis == nil {
+				res.Skipped = "no Redis (-redis)"
+				break
+			}
+			if err := a.stockCounter(ctx, c); err != nil {
+				return nil, fmt.Errorf("audit: %s: %w", rule, err)
+			}
+		case RulePendingSlots:
+			a.pendingSlots(c)
+		case RuleGroupSettlement:
+			a.groupSettlement(c)
+		case RuleOutboxDrained:
+			a.outboxDrained(c)
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	return rep, nil
+}
+
+// collector counts one rule's checks and violations.
+type collector struct{ res *Result }
+
+func (c *collector) check() { c.res.Checked++ }
+
+func (c *collector) violation(format string, args ...any) {
+	c.res.Violations++
+	if len(c.res.Examples) < maxExamples {
+		c.res.Examples = append(c.res.Examples, fmt.Sprintf(format, args...))
+	}
+}
+
+// auditor applies the rules to one loaded ledger.
+type auditor struct {
+	opt Options
+	l   *ledger
+	now time.Time
+}
+
+// inFlightOK reports whether an object last touched at t may still be in flight.
+func (a *auditor) inFlightOK(t time.Time) bool {
+	return a.opt.InFlightGrace > 0 && a.now.Sub(t) < a.opt.InFlightGrace
+}
+
+func sortedKeys[K ~int64 | ~string, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}

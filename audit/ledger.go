@@ -1,0 +1,285 @@
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Open connects to a ledger for auditing: UTC, parsed times, read-only use.
+func Open(dsn string) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse dsn: %w", err)
+	}
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(c)
+	db.SetMaxOpenConns(2)
+	return db, nil
+}
+
+type order struct {
+	ID          int64
+	OrderNo     string
+	UserID      int64
+	ProductID   int64
+	Kind        string
+	Quantity    int
+	AmountCents int64
+	Status      int
+	TradeNo     sql.NullString
+	ExpireAt    time.Time
+	UpdatedAt   time.Time
+	ClosedAt    sql.NullTime
+}
+
+type product struct {
+	ID          int64
+	Kind        string
+	CreditCents int64
+	Stock       sql.NullInt64
+}
+
+type cardKey struct {
+	ID        int64
+	ProductID int64
+	Status    string
+	OrderID   sql.NullInt64
+}
+
+type payment struct {
+	TradeNo     string
+	OrderID     int64
+	AmountCents int64
+	Disposition string
+}
+
+type refund struct {
+	RefundNo    string
+	BaseNo      string
+	OrderID     int64
+	OrderNo     string
+	TradeNo     string
+	AmountCents int64
+	Status      string
+	UpdatedAt   time.Time
+}
+
+type user struct {
+	ID            int64
+	BalanceCents  int64
+	PendingOrders int
+}
+
+type walletEntry struct {
+	UserID      int64
+	Kind        string
+	Ref         string
+	AmountCents int64
+}
+
+type flow struct {
+	OrderID  int64
+	FlowType int
+	Quantity int
+}
+
+type event struct {
+	ID         int64
+	ObjectType string
+	ObjectNo   string
+	From, To   string
+	Reason     string
+}
+
+type notification struct {
+	NotifyID, Kind, Subject, Message string
+}
+
+type group struct {
+	ID         int64
+	GroupNo    string
+	PriceCents int64
+	Deadline   time.Time
+	Status     string
+	UpdatedAt  time.Time
+}
+
+type participant struct {
+	GroupID, UserID int64
+	Charged         bool
+}
+
+type outboxRow struct {
+	TaskID    string
+	CreatedAt time.Time
+}
+
+// ledger is the whole database, read in one pass.
+type ledger struct {
+	now           time.Time
+	orders        map[int64]*order
+	orderByNo     map[string]*order
+	products      map[int64]*product
+	keys          []cardKey
+	payments      []payment
+	refunds       []refund
+	users         map[int64]*user
+	entries       []walletEntry
+	effects       map[int64][]string // order ID → effects
+	flows         map[int64][]flow   // order ID → flows
+	events        []event            // by ID
+	notifications []notification
+	groups        []*group
+	participants  map[int64][]participant // group ID → members
+	outbox        []outboxRow
+}
+
+// load reads every table the rules need. It runs in one REPEATABLE READ
+// read-only transaction so the rules see one consistent snapshot even if
+// something still writes.
+func load(ctx context.Context, db *sql.DB) (*ledger, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	l := &ledger{
+		orders: map[int64]*order{}, orderByNo: map[string]*order{}, products: map[int64]*product{},
+		users: map[int64]*user{}, effects: map[int64][]string{}, flows: map[int64][]flow{},
+		participants: map[int64][]participant{},
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT UTC_TIMESTAMP(3)`).Scan(&l.now); err != nil {
+		return nil, fmt.Errorf("clock: %w", err)
+	}
+	type query struct {
+		sql  string
+		scan func(*sql.Rows) error
+	}
+	queries := []query{
+		{`SELECT id, order_no, user_id, product_id, kind, quantity, amount_cents, status, trade_no, expire_at, updated_at, closed_at FROM orders`,
+			func(r *sql.Rows) error {
+				o := &order{}
+				err := r.Scan(&o.ID, &o.OrderNo, &o.UserID, &o.ProductID, &o.Kind, &o.Quantity, &o.AmountCents, &o.Status,
+					&o.TradeNo, &o.ExpireAt, &o.UpdatedAt, &o.ClosedAt)
+				l.orders[o.ID], l.orderByNo[o.OrderNo] = o, o
+				return err
+			}},
+		{`SELECT id, kind, credit_cents, stock FROM products`, func(r *sql.Rows) error {
+			p := &product{}
+			err := r.Scan(&p.ID, &p.Kind, &p.CreditCents, &p.Stock)
+			l.products[p.ID] = p
+			return err
+		}},
+		{`SELECT id, product_id, status, order_id FROM card_keys ORDER BY id`, func(r *sql.Rows) error {
+			var k cardKey
+			err := r.Scan(&k.ID, &k.ProductID, &k.Status, &k.OrderID)
+			l.keys = append(l.keys, k)
+			return err
+		}},
+		{`SELECT trade_no, order_id, amount_cents, disposition FROM payments ORDER BY id`, func(r *sql.Rows) error {
+			var p payment
+			err := r.Scan(&p.TradeNo, &p.OrderID, &p.AmountCents, &p.Disposition)
+			l.payments = append(l.payments, p)
+			return err
+		}},
+		{`SELECT refund_no, base_no, order_id, order_no, trade_no, amount_cents, status, updated_at FROM refunds ORDER BY id`, func(r *sql.Rows) error {
+			var x refund
+			err := r.Scan(&x.RefundNo, &x.BaseNo, &x.OrderID, &x.OrderNo, &x.TradeNo, &x.AmountCents, &x.Status, &x.UpdatedAt)
+			l.refunds = append(l.refunds, x)
+			return err
+		}},
+		{`SELECT id, balance_cents, pending_orders FROM users`, func(r *sql.Rows) error {
+			u := &user{}
+			err := r.Scan(&u.ID, &u.BalanceCents, &u.PendingOrders)
+			l.users[u.ID] = u
+			return err
+		}},
+		{`SELECT user_id, kind, ref, amount_cents FROM wallet_entries ORDER BY id`, func(r *sql.Rows) error {
+			var e walletEntry
+			err := r.Scan(&e.UserID, &e.Kind, &e.Ref, &e.AmountCents)
+			l.entries = append(l.entries, e)
+			return err
+		}},
+		{`SELECT order_id, effect FROM order_effects`, func(r *sql.Rows) error {
+			var id int64
+			var eff string
+			err := r.Scan(&id, &eff)
+			l.effects[id] = append(l.effects[id], eff)
+			return err
+		}},
+		{`SELECT order_id, flow_type, quantity FROM stock_flows ORDER BY id`, func(r *sql.Rows) error {
+			var f flow
+			err := r.Scan(&f.OrderID, &f.FlowType, &f.Quantity)
+			l.flows[f.OrderID] = append(l.flows[f.OrderID], f)
+			return err
+		}},
+		{`SELECT id, object_type, object_no, from_status, to_status, reason FROM events ORDER BY id`, func(r *sql.Rows) error {
+			var e event
+			err := r.Scan(&e.ID, &e.ObjectType, &e.ObjectNo, &e.From, &e.To, &e.Reason)
+			l.events = append(l.events, e)
+			return err
+		}},
+		{`SELECT notify_id, kind, subject, message FROM notifications ORDER BY id`, func(r *sql.Rows) error {
+			var n notification
+			err := r.Scan(&n.NotifyID, &n.Kind, &n.Subject, &n.Message)
+			l.notifications = append(l.notifications, n)
+			return err
+		}},
+		{"SELECT id, group_no, price_cents, deadline, status, updated_at FROM `groups` ORDER BY id", func(r *sql.Rows) error {
+			g := &group{}
+			err := r.Scan(&g.ID, &g.GroupNo, &g.PriceCents, &g.Deadline, &g.Status, &g.UpdatedAt)
+			l.groups = append(l.groups, g)
+			return err
+		}},
+		{`SELECT group_id, user_id, charged_at IS NOT NULL FROM group_participants ORDER BY group_id, user_id`, func(r *sql.Rows) error {
+			var p participant
+			err := r.Scan(&p.GroupID, &p.UserID, &p.Charged)
+			l.participants[p.GroupID] = append(l.participants[p.GroupID], p)
+			return err
+		}},
+		{`SELECT task_id, created_at FROM outbox ORDER BY id`, func(r *sql.Rows) error {
+			var o outboxRow
+			err := r.Scan(&o.TaskID, &o.CreatedAt)
+			l.outbox = append(l.outbox, o)
+			return err
+		}},
+	}
+	for _, q := range queries {
+		if err := scanAll(ctx, tx, q.sql, q.scan); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func scanAll(ctx context.Context, tx *sql.Tx, query string, scan func(*sql.Rows) error) error {
+	rows, err := tx.QueryContext(ctx, query)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1146 {
+		return fmt.Errorf("%s (is the ledger migrated? run `api migrate`): %w", me.Message, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", query, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return fmt.Errorf("%s: %w", query, err)
+		}
+	}
+	return rows.Err()
+}

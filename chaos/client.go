@@ -1,0 +1,105 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// errFinal is an answer no retry can change (a 4xx).
+var errFinal = errors.New("final answer")
+
+// answer is one HTTP exchange's outcome.
+type answer struct {
+	status int
+	body   []byte
+}
+
+// transient reports whether the exchange should simply be tried again: no
+// answer at all, or a 5xx (the database or Redis is down, a proxy said 502).
+func (a answer) transient(err error) bool {
+	return err != nil || a.status >= 500
+}
+
+// httpClient sends JSON requests with a per-request timeout.
+type httpClient struct {
+	http *http.Client
+}
+
+func newHTTPClient() *httpClient {
+	return &httpClient{http: &http.Client{Timeout: 6 * time.Second, Transport: &http.Transport{
+		MaxIdleConnsPerHost: 64, IdleConnTimeout: 10 * time.Second,
+	}}}
+}
+
+func (c *httpClient) do(ctx context.Context, method, url, token string, body any, headers ...string) (answer, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return answer{}, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return answer{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return answer{status: resp.StatusCode, body: raw}, err
+}
+
+// retry calls f until it reports done, returns a final error, or the budget
+// is spent; transient failures back off from 100 ms to 1 s.
+func retry(ctx context.Context, budget time.Duration, f func() (done bool, err error)) error {
+	deadline := time.Now().Add(budget)
+	wait := 100 * time.Millisecond
+	var last error
+	for {
+		done, err := f()
+		if done {
+			return nil
+		}
+		if errors.Is(err, errFinal) {
+			return err
+		}
+		last = err
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gave up after %s: %w", budget, last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, time.Second)
+	}
+}
+
+func decodeInto(a answer, v any) error {
+	if err := json.Unmarshal(a.body, v); err != nil {
+		return fmt.Errorf("decode %q: %w", a.body, err)
+	}
+	return nil
+}
+
+func finalf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errFinal, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// CensusResult counts, per order, what each process sends to MariaDB and
+// Redis, measured through counting proxies on a separate start of the stack
+// (the proxies add a hop, so no timing is taken from this phase).
+type CensusResult struct {
+	Orders      int        `json:"orders"`
+	Seconds     float64    `json:"seconds"`
+	IdleSeconds float64    `json:"idle_seconds"`
+	API         CensusSide `json:"api"`
+	Workers     CensusSide `json:"workers"`
+}
+
+// CensusSide is one process kind's traffic.
+type CensusSide struct {
+	SQLRoundTrips   float64     `json:"sql_round_trips_per_order"`
+	Transactions    float64     `json:"transactions_per_order"`
+	RedisCommands   float64     `json:"redis_commands_per_order"`
+	RedisRoundTrips float64     `json:"redis_round_trips_per_order"`
+	IdleSQLPerS     float64     `json:"idle_sql_round_trips_per_s"`
+	IdleRedisPerS   float64     `json:"idle_redis_round_trips_per_s"`
+	Statements      []NameCount `json:"statements"`     // per order, most frequent first
+	RedisByCommand  []NameCount `json:"redis_commands"` // per order
+}
+
+// NameCount is one statement or command shape and how often it ran per order.
+type NameCount struct {
+	Name     string  `json:"name"`
+	PerOrder float64 `json:"per_order"`
+}
+
+// proxies are the four counting proxies of the census start.
+type proxies struct {
+	apiSQL, workerSQL     *mysqlProxy
+	apiRedis, workerRedis *redisProxy
+}
+
+func (p *proxies) close() {
+	for _, c := range []interface{ close() }{p.apiSQL, p.workerSQL, p.apiRedis, p.workerRedis} {
+		if c != nil {
+			c.close()
+		}
+	}
+}
+
+type censusSnap struct{ apiSQL, workerSQL, apiRedis, workerRedis tally }
+
+func (p *proxies) snapshot() censusSnap {
+	return censusSnap{p.apiSQL.counts.snapshot(), p.workerSQL.counts.snapshot(), p.apiRedis.counts.snapshot(), p.workerRedis.counts.snapshot()}
+}
+
+func runCensus(ctx context.Context, e *benchEnv) (*CensusResult, error) {
+	mysqlAddr, err := mysqlHostPort(e.params.MySQL)
+	if err != nil {
+		return nil, err
+	}
+	px := &proxies{}
+	defer px.close()
+	if px.apiSQL, err = startMySQLProxy(mysqlAddr); err != nil {
+		return nil, err
+	}
+	if px.workerSQL, err = startMySQLProxy(mysqlAddr); err != nil {
+		return nil, err
+	}
+	if px.apiRedis, err = startRedisProxy(e.params.RedisAddr); err != nil {
+		return nil, err
+	}
+	if px.workerRedis, err = startRedisProxy(e.params.RedisAddr); err != nil {
+		return nil, err
+	}
+	apiDSN, err := dbDSN(e.params.MySQL, e.params.Database)
+	if err != nil {
+		return nil, err
+	}
+	viaProxy := func(addr string) string { return strings.Replace(apiDSN, mysqlAddr, addr, 1) }
+	st, done, err := startWithSim(ctx, e, stackConfig{
+		label: "census", mysqlDSN: viaProxy(px.workerSQL.addr()), redisAddr: px.workerRedis.addr(),
+		apiDSN: viaProxy(px.apiSQL.addr()), apiRedis: px.apiRedis.addr(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	c := e.client(st)
+	// Idle: what the processes send with nothing to do (polling, heartbeats).
+	time.Sleep(time.Second)
+	idle0, t0 := px.snapshot(), time.Now()
+	time.Sleep(2 * time.Second)
+	idle1, idleSecs := px.snapshot(), time.Since(t0).Seconds()
+	// Warm the pools and prepared-statement caches, then count.
+	if err := censusOrders(ctx, e, c, 40); err != nil {
+		_ = st.stop()
+		return nil, err
+	}
+	a, t1 := px.snapshot(), time.Now()
+	if err := censusOrders(ctx, e, c, e.params.Census); err != nil {
+		_ = st.stop()
+		return nil, err
+	}
+	b, secs := px.snapshot(), time.Since(t1).Seconds()
+	if err := st.stop(); err != nil {
+		return nil, err
+	}
+	n := float64(e.params.Census)
+	res := &CensusResult{Orders: e.params.Census, Seconds: round2(secs), IdleSeconds: round2(idleSecs)}
+	res.API = censusSide(b.apiSQL.minus(a.apiSQL), b.apiRedis.minus(a.apiRedis), idle1.apiSQL.minus(idle0.apiSQL), idle1.apiRedis.minus(idle0.apiRedis), n, idleSecs)
+	res.Workers = censusSide(b.workerSQL.minus(a.workerSQL), b.workerRedis.minus(a.workerRedis), idle1.workerSQL.minus(idle0.workerSQL), idle1.workerRedis.minus(idle0.workerRedis), n, idleSecs)
+	return res, nil
+}
+
+// censusOrders runs n orders with 8 clients and waits until all finished.
+func censusOrders(ctx context.Context, e *benchEnv, c *apiClient, n int) error {
+	idBefore, err := queryInt(ctx, e.db, `SELECT COALESCE(MAX(id), 0) FROM orders`)
+	if err != nil {
+		return err
+	}
+	if err := parallel(ctx, n, 8, func(ctx context.Context, _ int) error {
+		return orderOnce(ctx, c, e.fx, e.fx.buyer(), nil)
+	}); err != nil {
+		return err
+	}
+	return waitFinished(ctx, e.db, idBefore, e.params.Drain.D())
+}
+
+func censusSide(sqlT, redisT, idleSQL, idleRedis tally, n, idleSecs float64) CensusSide {
+	s := CensusSide{
+		SQLRoundTrips:   round2(float64(sqlT.roundTrips) / n),
+		RedisRoundTrips: round2(float64(redisT.roundTrips) / n),
+		IdleSQLPerS:     round1(float64(idleSQL.roundTrips) / idleSecs),
+		IdleRedisPerS:   round1(float64(idleRedis.roundTrips) / idleSecs),
+	}
+	var redisCmds int64
+	for _, v := range redisT.byName {
+		redisCmds += v
+	}
+	s.RedisCommands = round2(float64(redisCmds) / n)
+	for k, v := range sqlT.byName {
+		if k == "query   START TRANSACTION" || k == "query   BEGIN" {
+			s.Transactions += float64(v)
+		}
+	}
+	s.Transactions = round2(s.Transactions / n)
+	s.Statements = perOrder(sqlT.byName, n)
+	s.RedisByCommand = perOrder(redisT.byName, n)
+	return s
+}
+
+// perOrder lists what ran at least once per 100 orders; the rest is summed
+// into one "(other …)" entry.
+func perOrder(m map[string]int64, n float64) []NameCount {
+	out := make([]NameCount, 0, len(m))
+	var rest int64
+	var restKinds int
+	for k, v := range m {
+		if float64(v)/n < 0.01 {
+			rest += v
+			restKinds++
+			continue
+		}
+		out = append(out, NameCount{Name: k, PerOrder: round2(float64(v) / n)})
+	}
+	if rest > 0 {
+		out = append(out, NameCount{Name: fmt.Sprintf("(other: %d kinds, each < 0.01 per order)", restKinds), PerOrder: round2(float64(rest) / n)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].PerOrder != out[j].PerOrder {
+			return out[i].PerOrder > out[j].PerOrder
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// mysqlHostPort is the server address of the -mysql DSN.
+func mysqlHostPort(server string) (string, error) {
+	i, j := strings.Index(server, "tcp("), strings.Index(server, ")/")
+	if i < 0 || j < i {
+		return "", fmt.Errorf("-mysql: the census needs a tcp(host:port) address, got %q", server)
+	}
+	return server[i+4 : j], nil
+}

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// FloorPoint is the raw floor at one pool size: what this machine's MariaDB
+// does with one order's ledger work and nothing else — no HTTP, no queue, no
+// ORM, no events, no cache.
+type FloorPoint struct {
+	Conns      int       `json:"conns"`
+	Orders     int       `json:"orders"`
+	Seconds    float64   `json:"seconds"`
+	OrdersPerS float64   `json:"orders_per_s"`
+	P50Ms      float64   `json:"p50_ms"`
+	P99Ms      float64   `json:"p99_ms"`
+	Retries    int64     `json:"deadlock_retries"`
+	Locks      LockWaits `json:"locks"` // server-wide, whole point
+	// CPU milliseconds per order of MariaDB (shared: includes other
+	// clients) and of the bench process doing the SQL.
+	MariaDBCPUms float64 `json:"mariadb_cpu_ms_per_order"`
+	BenchCPUms   float64 `json:"bench_cpu_ms_per_order"`
+}
+
+// floorRoundTrips is what one floor order costs: 4 × (START TRANSACTION +
+// statements + COMMIT) = 5 + 4 + 3 + 4.
+const floorRoundTrips, floorTransactions = 16, 4
+
+// floorFixtures seeds the floor database: n card products, one buyer.
+func floorFixtures(ctx context.Context, db *sql.DB, n int) (productIDs []int64, userID int64, err error) {
+	now := ms(time.Now())
+	for i := range n {
+		res, err := db.ExecContext(ctx, `INSERT INTO products (sku, kind, price_cents, created_at) VALUES (?, 'card', 990, ?)`, fmt.Sprintf("floor-card-%d", i), now)
+		if err != nil {
+			return nil, 0, err
+		}
+		id, _ := res.LastInsertId()
+		productIDs = append(productIDs, id)
+	}
+	res, err := db.ExecContext(ctx, `INSERT INTO users (name, token_hash, created_at) VALUES ('floor', REPEAT('0', 64), ?)`, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	userID, _ = res.LastInsertId()
+	return productIDs, userID, nil
+}
+
+// roundRobin hands out products in turn.
+type roundRobin struct {
+	ids  []int64
+	next atomic.Int64
+}
+
+func (r *roundRobin) pick() int64 { return r.ids[int(r.next.Add(1))%len(r.ids)] }
+
+// seedKeys adds n UNSOLD keys to a product with multi-row INSERTs.
+func seedKeys(ctx context.Context, db *sql.DB, productID int64, prefix string, n int) error {
+	now := ms(time.Now())
+	const batch = 1000
+	for i := 0; i < n; i += batch {
+		m := min(batch, n-i)
+		var b strings.Builder
+		b.WriteString(`INSERT INTO card_keys (product_id, code, status, updated_at) VALUES `)
+		args := make([]any, 0, 3*m)
+		for j := 0; j < m; j++ {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("(?, ?, 'UNSOLD', ?)")
+			args = append(args, productID, fmt.Sprintf("%s-%d", prefix, i+j), now)
+		}
+		if _, err := db.ExecContext(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("seed keys: %w", err)
+		}
+	}
+	return nil
+}
+
+// floorRig is the floor database, seeded, ready to measure a point.
+type floorRig struct {
+	p          Params
+	server     string
+	dbName     string
+	admin      *sql.DB
+	products   *roundRobin
+	userID     int64
+	mariadbPID int
+	points     int
+}
+
+func newFloorRig(ctx context.Context, p Params, server, dbName string) (*floorRig, error) {
+	admin, err := openLedger(ctx, server, dbName, 4)
+	if err != nil {
+		return nil, err
+	}
+	r := &floorRig{p: p, server: server, dbName: dbName, admin: admin}
+	if addr, err := mysqlHostPort(server); err == nil {
+		r.mariadbPID = pidListening(portOf(addr))
+	}
+	productIDs, userID, err := floorFixtures(ctx, admin, p.Products)
+	if err != nil {
+		admin.Close()
+		return nil, fmt.Errorf("floor fixtures: %w", err)
+	}
+	r.products, r.userID = &roundRobin{ids: productIDs}, userID
+	return r, nil
+}
+
+func (r *floorRig) close() { r.admin.Close() }
+
+// point seeds keys for one point and measures it.
+func (r *floorRig) point(ctx context.Context, conns int) (FloorPoint, error) {
+	r.points++
+	// Generous: 4,000 orders/s for the whole point, so keys never run out.
+	keys := int((r.p.FloorWarmup.D()+r.p.FloorTime.D()).Seconds()*4000)/len(r.products.ids) + 1000
+	for _, pid := range r.products.ids {
+		if err := seedKeys(ctx, r.admin, pid, fmt.Sprintf("FLOOR%d-%d", r.points, pid), keys); err != nil {
+			return FloorPoint{}, err
+		}
+	}
+	pt, err := floorPoint(ctx, r.server, r.dbName, conns, r.products, r.userID, r.p.FloorWarmup.D(), r.p.FloorTime.D(), r.mariadbPID)
+	if err != nil {
+		return pt, fmt.Errorf("floor at %d connections: %w", conns, err)
+	}
+	return pt, nil
+}
+
+// run measures each pool size in turn.
+func (r *floorRig) run(ctx context.Context, log func(string, ...any)) ([]FloorPoint, error) {
+	var out []FloorPoint
+	for _, conns := range r.p.FloorConns {
+		pt, err := r.point(ctx, conns)
+		if err != nil {
+			return out, err
+		}
+		log("floor: %d connections: %.0f orders/s, p50 %.1f ms", conns, pt.OrdersPerS, pt.P50Ms)
+		out = append(out, pt)
+	}
+	return out, nil
+}
+
+// floorPoint runs `conns` workers on a pool of `conns` connections, each
+// doing one order after another, and counts the orders that completed in the
+// measured window.
+func floorPoint(ctx context.Context, server, dbName string, conns int, products *roundRobin, userID int64, warmup, measure time.Duration, mariadbPID int) (FloorPoint, error) {
+	db, err := openLedger(ctx, server, dbName, conns)
+	if err != nil {
+		return FloorPoint{}, err
+	}
+	defer db.Close()
+	locks0 := readRowLocks(ctx, db)
+	w := watched{"mariadbd": {mariadbPID}, "bench": {os.Getpid()}}
+	cpu0 := w.snapshot()
+	var total atomic.Int64
+	start := time.Now()
+	from, to := start.Add(warmup), start.Add(warmup+measure)
+	var (
+		mu       sync.Mutex
+		lat      []time.Duration
+		retries  atomic.Int64
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for w := 0; w < conns; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for {
+				t0 := time.Now()
+				if !t0.Before(to) || ctx.Err() != nil {
+					break
+				}
+				if err := floorOrder(ctx, db, products.pick(), userID, &retries); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					return
+				}
+				total.Add(1)
+				if t1 := time.Now(); !t0.Before(from) && !t1.After(to) {
+					mine = append(mine, t1.Sub(t0))
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return FloorPoint{}, firstErr
+	}
+	cpu1 := w.snapshot()
+	n := float64(max(total.Load(), 1))
+	q := percentiles(lat)
+	return FloorPoint{
+		MariaDBCPUms: round2(w.used("mariadbd", cpu0, cpu1) * 1000 / n),
+		BenchCPUms:   round2(w.used("bench", cpu0, cpu1) * 1000 / n),
+		Conns:        conns, Orders: len(lat), Seconds: measure.Seconds(),
+		OrdersPerS: float64(len(lat)) / measure.Seconds(),
+		P50Ms:      q.P50, P99Ms: q.P99, Retries: retries.Load(),
+		Locks: lockWaits(locks0, readRowLocks(ctx, db), int(total.Load())),
+	}, nil
+}
+
+// floorOrder is one order's ledger work in four transactions, the same rows
+// the product writes for it:
+//  1. create the order row + lock one card key UNSOLD→LOCKED + stock flow (lock);
+//  2. pending→paid + the activation's outbox row;
+//  3. paid→claimed (claim token);
+//  4. the key LOCKED→SOLD + claimed→finished naming the token.
+func floorOrder(ctx context.Context, db *sql.DB, productID, userID int64, retries *atomic.Int64) error {
+	orderNo, trade, token := "F"+randHex(12), "T"+randHex(12), randHex(16)
+	var orderID int64
+	steps := []func(tx *sql.Tx, now time.Time) error{
+		func(tx *sql.Tx, now time.Time) error {
+			res, err := tx.ExecContext(ctx,
+				`INSERT INTO orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, created_at, updated_at, expire_at)
+				 VALUES (?, ?, ?, 'card', 1, 990, 1, ?, ?, ?)`, orderNo, userID, productID, now, now, now.Add(15*time.Minute))
+			if err != nil {
+				return err
+			}
+			if orderID, err = res.LastInsertId(); err != nil {
+				return err
+			}
+			if err := execOne(ctx, tx, `UPDATE card_keys SET status = 'LOCKED', order_id = ?, updated_at = ?
+				WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT 1`, orderID, now, productID); err != nil {
+				return fmt.Errorf("lock key: %w", err)
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO stock_flows (product_id, order_id, flow_type, quantity, created_at) VALUES (?, ?, 1, 1, ?)`, productID, orderID, now)
+			return err
+		},
+		func(tx *sql.Tx, now time.Time) error {
+			if err := execOne(ctx, tx, `UPDATE orders SET status = 2, trade_no = ?, paid_at = ?, updated_at = ?, activate_gen = 1
+				WHERE id = ? AND status = 1`, trade, now, now, orderID); err != nil {
+				return fmt.Errorf("pay: %w", err)
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES (?, 'order:activate', ?, ?, ?)`,
+				"order:activate:"+orderNo+":1", `{"order_no":"`+orderNo+`","gen":1}`, now, now)
+			return err
+		},
+		func(tx *sql.Tx, now time.Time) error {
+			return execOne(ctx, tx, `UPDATE orders SET status = 6, claim_token = ?, claim_task_id = ?, claimed_at = ?, updated_at = ?, attempts = attempts + 1
+				WHERE id = ? AND status = 2`, token, "order:activate:"+orderNo+":1", now, now, orderID)
+		},
+		func(tx *sql.Tx, now time.Time) error {
+			if err := execOne(ctx, tx, `UPDATE card_keys SET status = 'SOLD', updated_at = ? WHERE order_id = ? AND status = 'LOCKED'`, now, orderID); err != nil {
+				return fmt.Errorf("sell key: %w", err)
+			}
+			return execOne(ctx, tx, `UPDATE orders SET status = 5, finished_at = ?, updated_at = ? WHERE id = ? AND status = 6 AND claim_token = ?`, now, now, orderID, token)
+		},
+	}
+	for _, step := range steps {
+		if err := inTx(ctx, db, step, retries); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inTx runs fn in a READ COMMITTED transaction, re-running it after a
+// deadlock or lock wait timeout.
+func inTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx, now time.Time) error, retries *atomic.Int64) error {
+	for attempt := 1; ; attempt++ {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		err = fn(tx, ms(time.Now()))
+		if err == nil {
+			err = tx.Commit()
+		} else {
+			_ = tx.Rollback()
+		}
+		if err == nil || !isRetryable(err) || attempt == 5 {
+			return err
+		}
+		retries.Add(1)
+	}
+}
+
+// execOne runs a conditional UPDATE that must move exactly one row.
+func execOne(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("%d rows moved, want 1", n)
+	}
+	return nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// dbDSN is the go-sql-driver DSN of one database on the bench's server, as
+// the product's processes get it (they add their own session settings).
+func dbDSN(server, name string) (string, error) {
+	cfg, err := mysql.ParseDSN(server)
+	if err != nil {
+		return "", fmt.Errorf("-mysql: %w", err)
+	}
+	cfg.DBName = name
+	return cfg.FormatDSN(), nil
+}
+
+// openLedger opens a plain database/sql pool with the ledger's session
+// settings — UTC, READ COMMITTED — and client-side parameter interpolation,
+// so every statement is exactly one round trip (no prepare/close pairs).
+func openLedger(ctx context.Context, server, name string, maxOpen int) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(server)
+	if err != nil {
+		return nil, fmt.Errorf("-mysql: %w", err)
+	}
+	cfg.DBName = name
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	cfg.InterpolateParams = true
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	// MariaDB < 11.1 knows only tx_isolation, MySQL 8 only transaction_isolation.
+	for _, v := range []string{"transaction_isolation", "tx_isolation"} {
+		delete(cfg.Params, "transaction_isolation")
+		delete(cfg.Params, "tx_isolation")
+		cfg.Params[v] = "'READ-COMMITTED'"
+		db, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			return nil, err
+		}
+		db.SetMaxOpenConns(maxOpen)
+		db.SetMaxIdleConns(maxOpen)
+		err = db.PingContext(ctx)
+		if err == nil {
+			return db, nil
+		}
+		db.Close()
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1193 {
+			return nil, fmt.Errorf("connect to %s: %w", name, err)
+		}
+	}
+	return nil, fmt.Errorf("connect to %s: neither transaction_isolation nor tx_isolation is known", name)
+}
+
+// recreateDatabase drops and creates one of the bench's own databases.
+func recreateDatabase(ctx context.Context, server, name string) error {
+	db, err := openLedger(ctx, server, "", 1)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, q := range []string{
+		"DROP DATABASE IF EXISTS `" + name + "`",
+		"CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+func serverVersion(ctx context.Context, db *sql.DB) string {
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+		return "unknown"
+	}
+	return v
+}
+
+// isRetryable is a deadlock or lock wait timeout: InnoDB rolled the whole
+// transaction back, so running it again is safe.
+func isRetryable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+}
+
+// queryInt runs a one-number query.
+func queryInt(ctx context.Context, db *sql.DB, q string, args ...any) (int64, error) {
+	var n sql.NullInt64
+	err := db.QueryRowContext(ctx, q, args...).Scan(&n)
+	return n.Int64, err
+}
+
+// ms returns a time as the ledger stores it: UTC, millisecond precision.
+func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// rowLocks is InnoDB's server-wide row lock wait counters (they include any
+// other client of the shared server).
+type rowLocks struct{ waits, ms int64 }
+
+func readRowLocks(ctx context.Context, db *sql.DB) rowLocks {
+	var r rowLocks
+	rows, err := db.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_row_lock_waits', 'Innodb_row_lock_time')`)
+	if err != nil {
+		return r
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var v int64
+		if rows.Scan(&name, &v) == nil {
+			switch name {
+			case "Innodb_row_lock_waits":
+				r.waits = v
+			case "Innodb_row_lock_time":
+				r.ms = v
+			}
+		}
+	}
+	return r
+}
+
+// LockWaits is the row lock waiting a phase caused, per order.
+type LockWaits struct {
+	WaitsPerOrder float64 `json:"row_lock_waits_per_order"`
+	MsPerOrder    float64 `json:"row_lock_wait_ms_per_order"`
+}
+
+func lockWaits(a, b rowLocks, orders int) LockWaits {
+	if orders == 0 {
+		return LockWaits{}
+	}
+	return LockWaits{WaitsPerOrder: round2(float64(b.waits-a.waits) / float64(orders)), MsPerOrder: round2(float64(b.ms-a.ms) / float64(orders))}
+}

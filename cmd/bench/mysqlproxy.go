@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"net"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// mysqlProxy sits between one product process and MariaDB and counts the
+// commands it sends, by statement: the census of round trips per order. It
+// is only used in the census phase (it adds a hop to every round trip).
+type mysqlProxy struct {
+	ln       net.Listener
+	upstream string
+	counts   *counter
+}
+
+func startMySQLProxy(upstream string) (*mysqlProxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &mysqlProxy{ln: ln, upstream: upstream, counts: newCounter()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	return p, nil
+}
+
+func (p *mysqlProxy) addr() string { return p.ln.Addr().String() }
+func (p *mysqlProxy) close()       { p.ln.Close() }
+
+// MySQL client/server protocol command bytes.
+const (
+	comQuit        = 0x01
+	comQuery       = 0x03
+	comStmtPrepare = 0x16
+	comStmtExecute = 0x17
+	comStmtClose   = 0x19
+)
+
+// mysqlConn remembers what each prepared statement ID stands for.
+type mysqlConn struct {
+	mu      sync.Mutex
+	pending string // text of a COM_STMT_PREPARE awaiting its OK
+	stmts   map[uint32]string
+}
+
+func (p *mysqlProxy) serve(client net.Conn) {
+	defer client.Close()
+	server, err := net.Dial("tcp", p.upstream)
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	st := &mysqlConn{stmts: map[uint32]string{}}
+	// Each direction parses a packet, records it, then forwards it: the
+	// statement ID of a prepare is known before the client can use it, and
+	// a prepare is pending before the server can answer it.
+	go func() {
+		defer client.Close()
+		_ = pumpPackets(server, client, func(seq byte, payload []byte) {
+			st.mu.Lock()
+			if st.pending != "" && seq == 1 {
+				if len(payload) >= 5 && payload[0] == 0x00 {
+					st.stmts[binary.LittleEndian.Uint32(payload[1:5])] = st.pending
+				}
+				st.pending = ""
+			}
+			st.mu.Unlock()
+		})
+	}()
+	_ = pumpPackets(client, server, func(seq byte, payload []byte) {
+		// Every command starts a new sequence (seq 0); the handshake never does.
+		if seq != 0 || len(payload) == 0 {
+			return
+		}
+		switch payload[0] {
+		case comQuery:
+			p.counts.add("query   "+digestSQL(string(payload[1:])), true)
+		case comStmtPrepare:
+			text := digestSQL(string(payload[1:]))
+			st.mu.Lock()
+			st.pending = text
+			st.mu.Unlock()
+			p.counts.add("prepare "+text, true)
+		case comStmtExecute:
+			var text string
+			if len(payload) >= 5 {
+				st.mu.Lock()
+				text = st.stmts[binary.LittleEndian.Uint32(payload[1:5])]
+				st.mu.Unlock()
+			}
+			if text == "" {
+				text = "(unknown statement)"
+			}
+			p.counts.add("execute "+text, true)
+		case comStmtClose:
+			p.counts.add("close-stmt", false) // no answer: not a round trip
+		case comQuit:
+			p.counts.add("quit", false)
+		default:
+			p.counts.add("command 0x"+hexByte(payload[0]), true)
+		}
+	})
+}
+
+// pumpPackets copies protocol packets from src to dst, calling seen on each
+// before forwarding it; writes are flushed whenever src has nothing buffered.
+func pumpPackets(src io.Reader, dst io.Writer, seen func(seq byte, payload []byte)) error {
+	r := bufio.NewReaderSize(src, 64<<10)
+	w := bufio.NewWriterSize(dst, 64<<10)
+	for {
+		h, payload, err := readPacket(r)
+		if err != nil {
+			return err
+		}
+		seen(h[3], payload)
+		if _, err := w.Write(h[:]); err != nil {
+			return err
+		}
+		if _, err := w.Write(payload); err != nil {
+			return err
+		}
+		if r.Buffered() == 0 {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// readPacket reads one protocol packet: a header (3-byte length, sequence)
+// and its payload.
+func readPacket(r *bufio.Reader) ([4]byte, []byte, error) {
+	var h [4]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return h, nil, err
+	}
+	n := int(h[0]) | int(h[1])<<8 | int(h[2])<<16
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return h, nil, err
+	}
+	return h, payload, nil
+}
+
+var (
+	spaces      = regexp.MustCompile(`\s+`)
+	quoted      = regexp.MustCompile(`(?:_binary)?'(?:[^'\\]|\\.)*'`)
+	numbers     = regexp.MustCompile(`\b\d+(?:\.\d+)?\b`)
+	placeholder = regexp.MustCompile(`\(\s*\?(\s*,\s*\?)*\s*\)`)
+)
+
+// digestSQL shortens a statement to its shape: one line, literals (the
+// driver interpolates arguments client-side) and placeholder lists folded to
+// "?", long text cut.
+func digestSQL(q string) string {
+	q = strings.TrimSpace(spaces.ReplaceAllString(q, " "))
+	q = quoted.ReplaceAllString(q, "?")
+	q = numbers.ReplaceAllString(q, "?")
+	q = placeholder.ReplaceAllString(q, "(?…)")
+	if len(q) > 110 {
+		q = q[:107] + "..."
+	}
+	return q
+}
+
+func hexByte(b byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[b>>4], digits[b&0xf]})
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Params are every knob of one bench run; they are printed with the results
+// and written into the JSON so a number can always be traced to its setup.
+type Params struct {
+	MySQL       string   `json:"mysql"`        // server DSN without a database
+	Database    string   `json:"database"`     // the bench's own database (dropped and recreated)
+	RedisAddr   string   `json:"redis_addr"`   // shared Redis
+	RedisDB     int      `json:"redis_db"`     // preferred DB number (reserved like the tests do)
+	Phases      []string `json:"phases"`       // which phases run
+	FloorConns  []int    `json:"floor_conns"`  // pool sizes of the raw floor (workers = connections)
+	FloorWarmup Duration `json:"floor_warmup"` // discarded start of each floor point
+	FloorTime   Duration `json:"floor_time"`   // measured part of each floor point
+
+	Workers     int      `json:"workers"`       // queue worker processes
+	Concurrency int      `json:"concurrency"`   // ORDERFLOW_CONCURRENCY of each worker
+	DBMaxOpen   int      `json:"db_max_open"`   // ORDERFLOW_DB_MAX_OPEN of each worker
+	Clients     int      `json:"clients"`       // closed-loop HTTP clients (each: create, pay, repeat)
+	Backlog     int      `json:"backlog"`       // clients wait while this many activations are queued or running
+	Users       int      `json:"users"`         // buyers created through the admin API
+	Products    int      `json:"products"`      // card products orders spread over (floor and end to end)
+	Warmup      Duration `json:"warmup"`        // closed loop: discarded start
+	Steady      Duration `json:"steady"`        // closed loop: measured window
+	HalfTime    Duration `json:"half_time"`     // open loop at half the measured maximum
+	Pay         string   `json:"pay"`           // direct (signed POST /payments/notify) or paysim
+	CloseOrders int      `json:"close_orders"`  // orders expiring together
+	OrderTTL    Duration `json:"order_ttl"`     // ORDERFLOW_ORDER_TTL of the close-phase API
+	GroupSize   int      `json:"group_size"`    // participants of the settled group
+	GroupLead   Duration `json:"group_lead"`    // deadline distance from the group's creation
+	Census      int      `json:"census_orders"` // orders run through the counting proxies
+	Extra       []string `json:"extra_env"`     // extra ORDERFLOW_* for every child (experiments)
+	JSONPath    string   `json:"json_path"`     // where the JSON goes besides stdout
+	WorkDir     string   `json:"work_dir"`      // binaries and child logs
+	Deadline    Duration `json:"time_budget"`   // the whole run must fit in this
+	Drain       Duration `json:"drain_timeout"` // longest wait for a phase's orders to finish
+}
+
+// Duration prints as a Go duration in JSON.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalText writes "20s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+func (d *Duration) String() string { return time.Duration(*d).String() }
+
+// Set parses a flag value.
+func (d *Duration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+type intList []int
+
+func (l *intList) String() string {
+	parts := make([]string, len(*l))
+	for i, n := range *l {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *intList) Set(s string) error {
+	*l = nil
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("want positive integers, got %q", f)
+		}
+		*l = append(*l, n)
+	}
+	return nil
+}
+
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(s string) error {
+	*l = nil
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			*l = append(*l, f)
+		}
+	}
+	return nil
+}
+
+// allPhases in run order.
+var allPhases = []string{"floor", "e2e", "close", "group", "census"}
+
+func parseParams(args []string) (Params, error) {
+	p := Params{
+		MySQL: "root@tcp(127.0.0.1:3306)/", Database: "orderflow_bench",
+		RedisAddr: "127.0.0.1:6379", RedisDB: 13,
+		Phases:     append([]string(nil), allPhases...),
+		FloorConns: []int{8, 32}, FloorWarmup: Duration(time.Second), FloorTime: Duration(8 * time.Second),
+		Workers: 2, Concurrency: 20, DBMaxOpen: 32, Clients: 16, Backlog: 64, Users: 256, Products: 1,
+		Warmup: Duration(3 * time.Second), Steady: Duration(20 * time.Second), HalfTime: Duration(20 * time.Second),
+		Pay: "direct", CloseOrders: 1000, OrderTTL: Duration(10 * time.Second),
+		GroupSize: 1000, GroupLead: Duration(6 * time.Second), Census: 300,
+		JSONPath: "tmp/bench.json", WorkDir: "tmp/bench",
+		Deadline: Duration(5 * time.Minute), Drain: Duration(60 * time.Second),
+	}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&p.MySQL, "mysql", p.MySQL, "MariaDB/MySQL server DSN (go-sql-driver form, no database)")
+	fs.StringVar(&p.Database, "db", p.Database, "the bench's database; DROPPED and recreated (plus <db>_floor)")
+	fs.StringVar(&p.RedisAddr, "redis", p.RedisAddr, "Redis address")
+	fs.IntVar(&p.RedisDB, "redis-db", p.RedisDB, "preferred Redis DB number 1..15 (reserved like the tests do; another free one if taken)")
+	phases := stringList(p.Phases)
+	fs.Var(&phases, "phases", "phases to run: "+strings.Join(allPhases, ","))
+	conns := intList(p.FloorConns)
+	fs.Var(&conns, "floor-conns", "raw floor pool sizes (workers = connections)")
+	fs.Var(&p.FloorWarmup, "floor-warmup", "raw floor: discarded start of each point")
+	fs.Var(&p.FloorTime, "floor-time", "raw floor: measured time of each point")
+	fs.IntVar(&p.Workers, "workers", p.Workers, "queue worker processes (1 or 2)")
+	fs.IntVar(&p.Concurrency, "concurrency", p.Concurrency, "ORDERFLOW_CONCURRENCY of each worker")
+	fs.IntVar(&p.DBMaxOpen, "db-max-open", p.DBMaxOpen, "ORDERFLOW_DB_MAX_OPEN of each worker")
+	fs.IntVar(&p.Clients, "clients", p.Clients, "closed-loop HTTP clients")
+	fs.IntVar(&p.Backlog, "backlog", p.Backlog, "closed loop: clients wait while this many activations are queued or running")
+	fs.IntVar(&p.Users, "users", p.Users, "buyers created through the admin API")
+	fs.IntVar(&p.Products, "products", p.Products, "card products the orders spread over, in the floor and end to end (1: every order contends for the same product's keys)")
+	fs.Var(&p.Warmup, "warmup", "closed loop: discarded start")
+	fs.Var(&p.Steady, "steady", "closed loop: measured window")
+	fs.Var(&p.HalfTime, "half-time", "open loop at 50% of the measured maximum: duration")
+	fs.StringVar(&p.Pay, "pay", p.Pay, "how orders are paid: direct (signed POST /api/v1/payments/notify) or paysim (the simulator sends it)")
+	fs.IntVar(&p.CloseOrders, "close-orders", p.CloseOrders, "orders created to expire in the same second")
+	fs.Var(&p.OrderTTL, "order-ttl", "ORDERFLOW_ORDER_TTL of the close-phase API")
+	fs.IntVar(&p.GroupSize, "group-size", p.GroupSize, "participants of the settled group")
+	fs.Var(&p.GroupLead, "group-lead", "group deadline distance from its creation (joins must fit before it)")
+	fs.IntVar(&p.Census, "census-orders", p.Census, "orders run through the counting proxies (round trips per order)")
+	extra := stringList(nil)
+	fs.Var(&extra, "env", "extra KEY=VALUE settings for every child process, comma-separated (experiments only)")
+	fs.StringVar(&p.JSONPath, "json", p.JSONPath, "also write the JSON here")
+	fs.StringVar(&p.WorkDir, "work", p.WorkDir, "directory for binaries and child logs")
+	fs.Var(&p.Deadline, "budget", "time budget of the whole run")
+	fs.Var(&p.Drain, "drain", "longest wait for a phase's orders to finish")
+	if err := fs.Parse(args); err != nil {
+		return p, err
+	}
+	p.Phases, p.FloorConns, p.Extra = phases, conns, extra
+	for _, ph := range p.Phases {
+		if !contains(allPhases, ph) {
+			return p, fmt.Errorf("-phases: unknown phase %q", ph)
+		}
+	}
+	switch {
+	case p.Workers < 1 || p.Workers > 4:
+		return p, fmt.Errorf("-workers: want 1..4")
+	case p.Pay != "direct" && p.Pay != "paysim":
+		return p, fmt.Errorf("-pay: want direct or paysim")
+	case p.Clients < 1 || p.Backlog < 1 || p.Users < 1 || p.Products < 1:
+		return p, fmt.Errorf("-clients, -backlog, -users and -products must be positive")
+	case p.Database == "" || strings.ContainsAny(p.Database, "`'\" ;"):
+		return p, fmt.Errorf("-db: want a plain database name")
+	case p.RedisDB < 1 || p.RedisDB > 15:
+		return p, fmt.Errorf("-redis-db: want 1..15 (DB 0 belongs to the running system)")
+	}
+	for _, kv := range p.Extra {
+		if !strings.HasPrefix(kv, "ORDERFLOW_") || !strings.Contains(kv, "=") {
+			return p, fmt.Errorf("-env: want ORDERFLOW_KEY=VALUE, got %q", kv)
+		}
+	}
+	return p, nil
+}
+
+func (p Params) runs(phase string) bool { return contains(p.Phases, phase) }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
