@@ -56,7 +56,7 @@ func (h *slowCacheFill) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 // pre-move order until the next move or the cache TTL. Here a closed order's
 // view is being cached when the late payment lands: the ledger says
 // refunding, the buyer is told closed (no refund) for as long as the refund
-// takes.
+// takes. Fixed in 720fd0a (storeView re-checks the ledger after its SET).
 //
 // After any move, the buyer's view must show the ledger's status.
 func TestOrderCacheFillCannotUndoAMove(t *testing.T) {

@@ -15,15 +15,13 @@ import (
 )
 
 // Regression (found by the chaos run, seed 42: a group's five settle retries,
-// configured "100ms,200ms,400ms,800ms,1600ms" as the chaos brief asks, all
-// ran within 210 ms while MariaDB was down, so its whole budget was spent in
-// well under a second). asynq keeps a retry's due time in whole Unix seconds
-// — RDB.Retry scores the task with processAt.Unix(), truncated — so a delay
-// can fire up to a second early. Commit 06bfdc1 (tasks.alignToSecond) now
-// aligns delays of a second or more to the nearest whole second, which holds
-// the documented ±0.5 s; delays under a second are still returned as they
-// are, and truncation turns them into "at once": an 800 ms retry after a
-// failure at x.1 s is due at x.9 s, scored x, and runs immediately.
+// configured "100ms,200ms,400ms,800ms,1600ms", all ran within 210 ms while
+// MariaDB was down, so its whole budget was spent in well under a second).
+// asynq keeps a retry's due time in whole Unix seconds — RDB.Retry scores the
+// task with processAt.Unix(), truncated — so a delay can fire up to a second
+// early, and a sub-second one at once: an 800 ms retry after a failure at
+// x.1 s is due at x.9 s, scored x, and runs immediately. Fixed in 720fd0a
+// (tasks.alignToSecond now puts every retry on the nearest whole second).
 //
 // A failing settle task's retry must come within the product's own
 // tolerance (±0.5 s) of its configured delay, sub-second delays included.
