@@ -3,9 +3,10 @@ package faults
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"orderflow/internal/testenv"
 )
 
 // queueBin is the worker binary the child-process tests run, built once.
@@ -23,9 +24,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	queueBin = filepath.Join(dir, "queue")
-	build := exec.Command("go", "build", "-o", queueBin, "orderflow/queue")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := testenv.BuildBinaries(dir, "queue"); err != nil {
 		fmt.Fprintln(os.Stderr, "faults: build the queue worker:", err)
 		return 1
 	}

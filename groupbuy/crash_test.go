@@ -91,7 +91,7 @@ func TestDatabaseCutDuringChargeRollsBackThenRetrySettles(t *testing.T) {
 		st := g.row(t).Status
 		return st == model.GroupClosed && openWriteTxs(t, s) > 0, fmt.Errorf("group %s", st)
 	})
-	proxy.Cut()
+	proxy.Cut(t)
 	cut := time.Now()
 
 	testenv.Eventually(t, 10*time.Second, "the server to roll the cut transaction back", func() (bool, error) {
@@ -113,7 +113,7 @@ func TestDatabaseCutDuringChargeRollsBackThenRetrySettles(t *testing.T) {
 	}
 	t.Logf("database down for %.1fs", time.Since(cut).Seconds())
 
-	proxy.Restore()
+	proxy.Restore(t)
 	r := g.waitStatus(t, model.GroupSettled, 30*time.Second)
 	g.checkChargedOnce(t)
 	if got := g.moves(t); strings.Join(got, " ") != "-→OPEN OPEN→CLOSED CLOSED→SETTLED" {

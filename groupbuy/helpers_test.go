@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os/exec"
 	"strings"
 	"sync"
@@ -352,109 +350,15 @@ func (c *childWorker) waitExit(t *testing.T, within time.Duration) int {
 	}
 }
 
-// dbProxy is a fault-injecting TCP proxy in front of MariaDB: Cut closes
-// every live connection (the server sees its clients vanish and rolls back
-// their transactions) and refuses new ones until Restore. MariaDB itself is
-// shared and never touched.
-type dbProxy struct {
-	ln     net.Listener
-	target string
-
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]struct{}
-}
-
-// startDBProxy listens on a spare local port and forwards to target.
-func startDBProxy(t *testing.T, target string) *dbProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &dbProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	go p.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		p.Cut()
-	})
-	return p
-}
-
-// Addr is the proxy's host:port.
-func (p *dbProxy) Addr() string { return p.ln.Addr().String() }
-
-func (p *dbProxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		go p.pipe(c)
-	}
-}
-
-func (p *dbProxy) pipe(c net.Conn) {
-	p.mu.Lock()
-	down := p.down
-	p.mu.Unlock()
-	if down {
-		c.Close()
-		return
-	}
-	up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
-	if err != nil {
-		c.Close()
-		return
-	}
-	p.mu.Lock()
-	if p.down {
-		p.mu.Unlock()
-		c.Close()
-		up.Close()
-		return
-	}
-	p.conns[c], p.conns[up] = struct{}{}, struct{}{}
-	p.mu.Unlock()
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
-	<-done
-	c.Close()
-	up.Close()
-	p.mu.Lock()
-	delete(p.conns, c)
-	delete(p.conns, up)
-	p.mu.Unlock()
-}
-
-// Cut closes every live connection and refuses new ones until Restore.
-func (p *dbProxy) Cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.conns {
-		c.Close()
-	}
-	clear(p.conns)
-}
-
-// Restore accepts connections again.
-func (p *dbProxy) Restore() {
-	p.mu.Lock()
-	p.down = false
-	p.mu.Unlock()
-}
-
 // behindProxy returns cfg with its ledger reached through a new proxy (same
 // database), and the proxy.
-func behindProxy(t *testing.T, cfg svc.Config) (svc.Config, *dbProxy) {
+func behindProxy(t *testing.T, cfg svc.Config) (svc.Config, *testenv.TCPProxy) {
 	t.Helper()
 	dc, err := mysql.ParseDSN(cfg.MySQLDSN)
 	if err != nil {
 		t.Fatalf("parse dsn: %v", err)
 	}
-	p := startDBProxy(t, dc.Addr)
+	p := testenv.StartTCPProxy(t, dc.Addr)
 	dc.Addr = p.Addr()
 	cfg.MySQLDSN = dc.FormatDSN()
 	return cfg, p

@@ -136,7 +136,7 @@ func TestExhaustedWhileDatabaseDownKeptInRedisThenWritten(t *testing.T) {
 	// The first attempt closes the group and fails at the charge; then the
 	// database goes away for every remaining attempt.
 	g.waitStatus(t, model.GroupClosed, 15*time.Second)
-	proxy.Cut()
+	proxy.Cut(t)
 
 	ctx := context.Background()
 	testenv.Eventually(t, 20*time.Second, "the exhaustion kept in the Redis pending set", func() (bool, error) {
@@ -157,7 +157,7 @@ func TestExhaustedWhileDatabaseDownKeptInRedisThenWritten(t *testing.T) {
 		t.Fatalf("the pending-set entry vanished while the database was still down; worker output:\n%s", w.out.String())
 	}
 
-	proxy.Restore()
+	proxy.Restore(t)
 	g.waitStatus(t, model.GroupFailed, 15*time.Second)
 	testenv.Eventually(t, 5*time.Second, "the pending-set entry removed", func() (bool, error) {
 		ok, err := s.SC.Redis.HExists(ctx, groupsvc.ExhaustedKey, g.no).Result()
@@ -190,7 +190,7 @@ func TestDatabaseDownFromDeadlineThroughBudgetGroupNotLost(t *testing.T) {
 	if time.Now().After(g.deadline) {
 		t.Fatalf("setup took past the deadline; the database must go away before it")
 	}
-	proxy.Cut()
+	proxy.Cut(t)
 
 	ctx := context.Background()
 	testenv.Eventually(t, 30*time.Second, "the exhaustion kept in the Redis pending set", func() (bool, error) {
@@ -199,7 +199,7 @@ func TestDatabaseDownFromDeadlineThroughBudgetGroupNotLost(t *testing.T) {
 	if r := g.row(t); r.Status != model.GroupOpen {
 		t.Fatalf("with the database down all along the group is %s, want still OPEN", r.Status)
 	}
-	proxy.Restore()
+	proxy.Restore(t)
 
 	var last *model.Group
 	testenv.Eventually(t, 15*time.Second, "the exhausted group to end FAILED (or SETTLED)", func() (bool, error) {

@@ -3,9 +3,10 @@ package operate
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"orderflow/internal/testenv"
 )
 
 // queueBin and apiBin are the two binaries the child-process tests run,
@@ -24,9 +25,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	queueBin, apiBin = filepath.Join(dir, "queue"), filepath.Join(dir, "api")
-	build := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "orderflow/queue", "orderflow/api")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := testenv.BuildBinaries(dir, "queue", "api"); err != nil {
 		fmt.Fprintln(os.Stderr, "operate: build the binaries:", err)
 		return 1
 	}
