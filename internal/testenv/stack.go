@@ -76,6 +76,11 @@ func StartWith(t testing.TB, cfg svc.Config, opt Options) *Stack {
 
 	if !opt.NoWorker {
 		s.Worker = s.StartWorker(t)
+		// A fresh Redis DB has no epoch marker, so the worker's first tick
+		// runs a reconciliation; its stock-counter rebuild may over-count
+		// takes in flight (by design: never under), so tests that compare
+		// counters start after it.
+		s.WaitReconciled(t, 30*time.Second)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
