@@ -40,14 +40,14 @@ func TestWorkerKilledAtFailpointOrderStillFinishesOnce(t *testing.T) {
 
 	for _, c := range crashes {
 		no := c.order.OrderNo
-		w := startChildWorker(t, s.Config, c.point+"=exit@"+no)
+		w := testenv.StartChildWorker(t, queueBin, s.Config, c.point+"=exit@"+no)
 		c.paidAt = time.Now()
 		pay(t, s, c.order)
-		if code := w.waitExit(t, 30*time.Second); code != failpoint.ExitCode {
+		if code := w.WaitExit(t, 30*time.Second); code != failpoint.ExitCode {
 			t.Fatalf("%s/%s: worker exited %d, want %d (died at the failpoint); output:\n%s",
-				c.point, c.kind, code, failpoint.ExitCode, w.out.String())
+				c.point, c.kind, code, failpoint.ExitCode, w.Out.String())
 		}
-		if out := w.out.String(); !strings.Contains(out, "failpoint "+c.point+" fired for "+no) {
+		if out := w.Out.String(); !strings.Contains(out, "failpoint "+c.point+" fired for "+no) {
 			t.Fatalf("%s/%s: worker exited 77 but not at the armed point; output:\n%s", c.point, c.kind, out)
 		}
 		// Nothing runs now: the ledger shows exactly where the worker died.

@@ -2,9 +2,7 @@ package faults
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -13,66 +11,7 @@ import (
 	"orderflow/internal/testenv"
 	"orderflow/model"
 	"orderflow/stock"
-	"orderflow/svc"
 )
-
-// childWorker is a queue worker running as its own process (the binary built
-// by TestMain), so a failpoint can kill it for real.
-type childWorker struct {
-	cmd  *exec.Cmd
-	out  *testenv.LockedBuffer
-	done chan struct{}
-	err  error // cmd.Wait's result, set before done closes
-}
-
-// startChildWorker starts the worker binary on cfg with the given
-// ORDERFLOW_FAILPOINTS spec ("" for none). It is killed when the test ends.
-func startChildWorker(t *testing.T, cfg svc.Config, failpoints string) *childWorker {
-	t.Helper()
-	cmd := exec.Command(queueBin)
-	cmd.Env = testenv.Env(cfg)
-	if failpoints != "" {
-		cmd.Env = append(cmd.Env, "ORDERFLOW_FAILPOINTS="+failpoints)
-	}
-	c := &childWorker{cmd: cmd, out: &testenv.LockedBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = c.out, c.out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start worker process: %v", err)
-	}
-	go func() { c.err = cmd.Wait(); close(c.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-c.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-c.done
-		}
-		if t.Failed() {
-			t.Logf("worker process %d (failpoints %q) output:\n%s", cmd.Process.Pid, failpoints, c.out.String())
-		}
-	})
-	return c
-}
-
-// waitExit waits for the process to end and returns its exit code.
-func (c *childWorker) waitExit(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-c.done:
-	case <-time.After(within):
-		t.Fatalf("worker process %d still running after %v; output:\n%s", c.cmd.Process.Pid, within, c.out.String())
-	}
-	var ee *exec.ExitError
-	switch {
-	case c.err == nil:
-		return 0
-	case errors.As(c.err, &ee):
-		return ee.ExitCode()
-	default:
-		t.Fatalf("worker process %d: %v", c.cmd.Process.Pid, c.err)
-		return -1
-	}
-}
 
 // adminOrder is the admin view of an order with its history.
 type adminOrder struct {

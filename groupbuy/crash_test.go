@@ -36,12 +36,12 @@ func TestWorkerDiesAfterCloseNextRunChargesOnce(t *testing.T) {
 	}})
 	g := newGroup(t, s, 300, 2*time.Second, 1000, 1000, 700)
 
-	w := startChild(t, s.Config, failpoint.GroupAfterClose+"=exit@"+g.no)
-	if code := w.waitExit(t, 30*time.Second); code != failpoint.ExitCode {
-		t.Fatalf("worker exited %d, want %d (died at the failpoint); output:\n%s", code, failpoint.ExitCode, w.out.String())
+	w := testenv.StartChildWorker(t, queueBin, s.Config, failpoint.GroupAfterClose+"=exit@"+g.no)
+	if code := w.WaitExit(t, 30*time.Second); code != failpoint.ExitCode {
+		t.Fatalf("worker exited %d, want %d (died at the failpoint); output:\n%s", code, failpoint.ExitCode, w.Out.String())
 	}
 	died := time.Now()
-	if out := w.out.String(); !strings.Contains(out, "failpoint "+failpoint.GroupAfterClose+" fired for "+g.no) {
+	if out := w.Out.String(); !strings.Contains(out, "failpoint "+failpoint.GroupAfterClose+" fired for "+g.no) {
 		t.Fatalf("worker exited 77 but not at the armed point; output:\n%s", out)
 	}
 
@@ -82,7 +82,7 @@ func TestDatabaseCutDuringChargeRollsBackThenRetrySettles(t *testing.T) {
 
 	// Only the worker goes through the proxy; the test reads the ledger directly.
 	cfg, proxy := behindProxy(t, s.Config)
-	w := startChild(t, cfg, failpoint.GroupCharge+"=1*sleep(4s)@"+g.no)
+	w := testenv.StartChildWorker(t, queueBin, cfg, failpoint.GroupCharge+"=1*sleep(4s)@"+g.no)
 
 	// The charge transaction is open: the close is committed, and a
 	// transaction holding the uncommitted CLOSED→SETTLED claim sleeps at the
@@ -101,7 +101,7 @@ func TestDatabaseCutDuringChargeRollsBackThenRetrySettles(t *testing.T) {
 	// attempt and retries on asynq's schedule — into a database that is still
 	// down.
 	testenv.Eventually(t, 15*time.Second, "the worker to record the failed attempt", func() (bool, error) {
-		return strings.Contains(w.out.String(), "settlement attempt failed"), nil
+		return strings.Contains(w.Out.String(), "settlement attempt failed"), nil
 	})
 	time.Sleep(1500 * time.Millisecond)
 	if r := g.row(t); r.Status != model.GroupClosed {

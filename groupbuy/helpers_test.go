@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -279,75 +278,6 @@ func settleTask(t *testing.T, s *testenv.Stack, groupNo string, gen int) *asynq.
 		t.Fatalf("asynq: task of %s gen %d: %v", groupNo, gen, err)
 	}
 	return info
-}
-
-// childWorker is a queue worker running as its own process (the binary
-// built by TestMain): a failpoint can kill it for real, and its failpoints
-// are its own, so tests arming them never collide in this process.
-type childWorker struct {
-	cmd  *exec.Cmd
-	out  *testenv.LockedBuffer
-	done chan struct{}
-	err  error // cmd.Wait's result, set before done closes
-}
-
-// startChild starts the worker binary on cfg with an ORDERFLOW_FAILPOINTS
-// spec ("" for none) and extra ORDERFLOW_* variables. It is killed when the
-// test ends.
-func startChild(t *testing.T, cfg svc.Config, failpoints string, env ...string) *childWorker {
-	t.Helper()
-	cmd := exec.Command(queueBin)
-	cmd.Env = append(testenv.Env(cfg), env...)
-	if failpoints != "" {
-		cmd.Env = append(cmd.Env, "ORDERFLOW_FAILPOINTS="+failpoints)
-	}
-	c := &childWorker{cmd: cmd, out: &testenv.LockedBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = c.out, c.out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start worker process: %v", err)
-	}
-	go func() { c.err = cmd.Wait(); close(c.done) }()
-	t.Cleanup(func() {
-		c.kill()
-		if t.Failed() {
-			out := c.out.String()
-			if len(out) > 8<<10 { // the driver logs every refused connection during an outage
-				out = "…" + out[len(out)-8<<10:]
-			}
-			t.Logf("worker process %d (failpoints %q) output:\n%s", cmd.Process.Pid, failpoints, out)
-		}
-	})
-	return c
-}
-
-// kill ends the process with SIGKILL (no draining) and waits for it.
-func (c *childWorker) kill() {
-	select {
-	case <-c.done:
-	default:
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	}
-}
-
-// waitExit waits for the process to end and returns its exit code.
-func (c *childWorker) waitExit(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-c.done:
-	case <-time.After(within):
-		t.Fatalf("worker process %d still running after %v; output:\n%s", c.cmd.Process.Pid, within, c.out.String())
-	}
-	var ee *exec.ExitError
-	switch {
-	case c.err == nil:
-		return 0
-	case errors.As(c.err, &ee):
-		return ee.ExitCode()
-	default:
-		t.Fatalf("worker process %d: %v", c.cmd.Process.Pid, c.err)
-		return -1
-	}
 }
 
 // behindProxy returns cfg with its ledger reached through a new proxy (same

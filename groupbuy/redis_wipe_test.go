@@ -36,9 +36,9 @@ func TestRedisWipedDueGroupsStillEnd(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
 
 	b := newGroup(t, s, 300, 5*time.Second, 1000, 300)
-	w := startChild(t, s.Config, failpoint.GroupAfterClose+"=exit@"+b.no)
-	if code := w.waitExit(t, 30*time.Second); code != failpoint.ExitCode {
-		t.Fatalf("worker exited %d, want %d; output:\n%s", code, failpoint.ExitCode, w.out.String())
+	w := testenv.StartChildWorker(t, queueBin, s.Config, failpoint.GroupAfterClose+"=exit@"+b.no)
+	if code := w.WaitExit(t, 30*time.Second); code != failpoint.ExitCode {
+		t.Fatalf("worker exited %d, want %d; output:\n%s", code, failpoint.ExitCode, w.Out.String())
 	}
 	// No worker runs from here on until the wipe.
 	a := newGroup(t, s, 300, 5*time.Second, 1000, 2000)

@@ -68,18 +68,18 @@ func TestChargeAlwaysFailingBacksOff1248_16ThenFails(t *testing.T) {
 	fp := failpoint.GroupCharge + "=error@" + g.no
 	delays := "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,2s,4s,8s,16s"
 
-	first := startChild(t, s.Config, fp, delays)
-	var second *childWorker
+	first := testenv.StartChildWorker(t, queueBin, s.Config, fp, delays)
+	var second *testenv.ChildWorker
 	var clock attemptClock
 	clock.poll(t, s, g.no, 60*time.Second, func(retried int) {
 		if retried != 2 {
 			return
 		}
-		first.kill()
+		first.Kill()
 		if info := settleTask(t, s, g.no, 1); info == nil || info.Retried != 2 || info.State != asynq.TaskStateRetry {
 			t.Errorf("after the kill the task is %+v, want waiting for retry with its count (2) kept", info)
 		}
-		second = startChild(t, s.Config, fp, delays)
+		second = testenv.StartChildWorker(t, queueBin, s.Config, fp, delays)
 	})
 	if second == nil {
 		t.Fatal("the first worker was never replaced")
@@ -116,8 +116,8 @@ func TestChargeAlwaysFailingBacksOff1248_16ThenFails(t *testing.T) {
 	if r := g.row(t); r.Status != model.GroupFailed || r.SettleGen != 1 {
 		t.Errorf("after giving up the group is %s gen %d, want FAILED gen 1", r.Status, r.SettleGen)
 	}
-	if !strings.Contains(second.out.String(), "group settlement FAILED") {
-		t.Errorf("the replacement worker did not log the FAILED settlement; output:\n%s", second.out.String())
+	if !strings.Contains(second.Out.String(), "group settlement FAILED") {
+		t.Errorf("the replacement worker did not log the FAILED settlement; output:\n%s", second.Out.String())
 	}
 }
 
@@ -130,7 +130,7 @@ func TestExhaustedWhileDatabaseDownKeptInRedisThenWritten(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
 	g := newGroup(t, s, 500, 2*time.Second, 1000, 1000)
 	cfg, proxy := behindProxy(t, s.Config)
-	w := startChild(t, cfg, failpoint.GroupCharge+"=error@"+g.no,
+	w := testenv.StartChildWorker(t, queueBin, cfg, failpoint.GroupCharge+"=error@"+g.no,
 		"ORDERFLOW_SETTLE_RETRY_DELAYS=1s,1s,1s,1s,1s", "ORDERFLOW_NOTIFY_INTERVAL=200ms")
 
 	// The first attempt closes the group and fails at the charge; then the
@@ -154,7 +154,7 @@ func TestExhaustedWhileDatabaseDownKeptInRedisThenWritten(t *testing.T) {
 	// It stays in Redis while the database is down, however many rounds pass.
 	time.Sleep(time.Second)
 	if ok, _ := s.SC.Redis.HExists(ctx, groupsvc.ExhaustedKey, g.no).Result(); !ok {
-		t.Fatalf("the pending-set entry vanished while the database was still down; worker output:\n%s", w.out.String())
+		t.Fatalf("the pending-set entry vanished while the database was still down; worker output:\n%s", w.Out.String())
 	}
 
 	proxy.Restore(t)
@@ -183,9 +183,9 @@ func TestDatabaseDownFromDeadlineThroughBudgetGroupNotLost(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
 	g := newGroup(t, s, 500, 3*time.Second, 1000, 1000)
 	cfg, proxy := behindProxy(t, s.Config)
-	w := startChild(t, cfg, "", "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,1s,1s,1s,1s", "ORDERFLOW_NOTIFY_INTERVAL=200ms")
+	w := testenv.StartChildWorker(t, queueBin, cfg, "", "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,1s,1s,1s,1s", "ORDERFLOW_NOTIFY_INTERVAL=200ms")
 	testenv.Eventually(t, 10*time.Second, "the worker process running", func() (bool, error) {
-		return strings.Contains(w.out.String(), "epoch marker was missing"), nil
+		return strings.Contains(w.Out.String(), "epoch marker was missing"), nil
 	})
 	if time.Now().After(g.deadline) {
 		t.Fatalf("setup took past the deadline; the database must go away before it")
