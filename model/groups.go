@@ -59,12 +59,11 @@ type Participant struct {
 
 // InsertGroup creates an OPEN group and sets its ID.
 func (s *Store) InsertGroup(ctx context.Context, g *Group) error {
-	if _, err := s.exec(ctx,
+	id, err := s.insert(ctx,
 		"INSERT INTO `groups` (group_no, owner_user_id, title, price_cents, deadline, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-		g.GroupNo, g.OwnerUserID, g.Title, g.PriceCents, g.Deadline, g.Status, g.CreatedAt, g.UpdatedAt); err != nil {
-		return err
-	}
-	return s.first(ctx, &g.ID, `SELECT LAST_INSERT_ID()`)
+		g.GroupNo, g.OwnerUserID, g.Title, g.PriceCents, g.Deadline, g.Status, g.CreatedAt, g.UpdatedAt)
+	g.ID = id
+	return err
 }
 
 // GroupByNo loads a group.

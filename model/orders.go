@@ -33,13 +33,12 @@ type Order struct {
 
 // InsertOrder creates a pending order and sets its ID.
 func (s *Store) InsertOrder(ctx context.Context, o *Order) error {
-	if _, err := s.exec(ctx,
+	id, err := s.insert(ctx,
 		`INSERT INTO orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, created_at, updated_at, expire_at)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		o.OrderNo, o.UserID, o.ProductID, o.Kind, o.Quantity, o.AmountCents, o.Status, o.CreatedAt, o.UpdatedAt, o.ExpireAt); err != nil {
-		return err
-	}
-	return s.first(ctx, &o.ID, `SELECT LAST_INSERT_ID()`)
+		o.OrderNo, o.UserID, o.ProductID, o.Kind, o.Quantity, o.AmountCents, o.Status, o.CreatedAt, o.UpdatedAt, o.ExpireAt)
+	o.ID = id
+	return err
 }
 
 // OrderByNo loads an order by its number.

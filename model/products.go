@@ -23,12 +23,11 @@ type Product struct {
 // InsertProduct creates a product and sets its ID.
 func (s *Store) InsertProduct(ctx context.Context, p *Product) error {
 	return s.InTx(ctx, func(tx *Store) error {
-		if _, err := tx.exec(ctx,
+		id, err := tx.insert(ctx,
 			`INSERT INTO products (sku, kind, price_cents, days, credit_cents, stock, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			p.SKU, p.Kind, p.PriceCents, p.Days, p.CreditCents, p.Stock, p.CreatedAt); err != nil {
-			return err
-		}
-		return tx.first(ctx, &p.ID, `SELECT LAST_INSERT_ID()`)
+			p.SKU, p.Kind, p.PriceCents, p.Days, p.CreditCents, p.Stock, p.CreatedAt)
+		p.ID = id
+		return err
 	})
 }
 

@@ -47,6 +47,16 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	return err
 }
 
+// insert runs an INSERT and returns the id the database gave the new row,
+// from the statement's own result: no second round trip to ask for it.
+func (s *Store) insert(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := s.db.Statement.ConnPool.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
 func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, error) {
 	res := s.db.WithContext(ctx).Exec(query, args...)
 	return res.RowsAffected, res.Error

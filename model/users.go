@@ -20,16 +20,14 @@ type User struct {
 // InsertUser creates a user and its opening wallet entry, returning the ID.
 func (s *Store) InsertUser(ctx context.Context, u *User) error {
 	return s.InTx(ctx, func(tx *Store) error {
-		res := tx.db.WithContext(ctx).Exec(
+		id, err := tx.insert(ctx,
 			`INSERT INTO users (name, token_hash, balance_cents, created_at) VALUES (?, ?, ?, ?)`,
 			u.Name, u.TokenHash, u.BalanceCents, u.CreatedAt)
-		if res.Error != nil {
-			return res.Error
-		}
-		if err := tx.first(ctx, &u.ID, `SELECT LAST_INSERT_ID()`); err != nil {
+		if err != nil {
 			return err
 		}
-		_, err := tx.exec(ctx, `INSERT INTO wallet_entries (user_id, kind, ref, amount_cents, created_at) VALUES (?, 'initial', ?, ?, ?)`,
+		u.ID = id
+		_, err = tx.exec(ctx, `INSERT INTO wallet_entries (user_id, kind, ref, amount_cents, created_at) VALUES (?, 'initial', ?, ?, ?)`,
 			u.ID, "user:"+strconv.FormatInt(u.ID, 10)+":initial", u.BalanceCents, u.CreatedAt)
 		return err
 	})
