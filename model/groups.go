@@ -143,11 +143,14 @@ func (s *Store) MoveGroup(ctx context.Context, g *Group, m GroupMove) (bool, err
 func (s *Store) ChargeParticipants(ctx context.Context, g *Group, at time.Time) (int64, error) {
 	// Only users are updated here, so the row count is the number charged
 	// (a multi-table UPDATE counts rows of every table it writes).
-	n, err := s.exec(ctx,
-		"UPDATE users u JOIN group_participants p ON p.user_id = u.id "+
-			"SET u.balance_cents = u.balance_cents - ? "+
-			"WHERE p.group_id = ? AND p.charged_at IS NULL AND u.balance_cents >= ?",
-		g.PriceCents, g.ID, g.PriceCents)
+	charge := "UPDATE users u JOIN group_participants p ON p.user_id = u.id " +
+		"SET u.balance_cents = u.balance_cents - ? " +
+		"WHERE p.group_id = ? AND p.charged_at IS NULL AND u.balance_cents >= ?"
+	if s.d.sqlite { // no multi-table UPDATE there
+		charge = "UPDATE users SET balance_cents = balance_cents - ? " +
+			"WHERE id IN (SELECT user_id FROM group_participants WHERE group_id = ? AND charged_at IS NULL) AND balance_cents >= ?"
+	}
+	n, err := s.exec(ctx, charge, g.PriceCents, g.ID, g.PriceCents)
 	if err != nil {
 		return 0, err
 	}
@@ -156,7 +159,7 @@ func (s *Store) ChargeParticipants(ctx context.Context, g *Group, at time.Time) 
 	}
 	_, err = s.exec(ctx,
 		"INSERT INTO wallet_entries (user_id, kind, ref, amount_cents, created_at) "+
-			"SELECT user_id, 'charge', CONCAT('group:', ?, ':user:', user_id), ?, ? FROM group_participants WHERE group_id = ? AND charged_at = ?",
+			"SELECT user_id, 'charge', "+s.d.concat("'group:'", "?", "':user:'", "user_id")+", ?, ? FROM group_participants WHERE group_id = ? AND charged_at = ?",
 		g.GroupNo, -g.PriceCents, at, g.ID, at)
 	return n, err
 }

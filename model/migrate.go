@@ -10,19 +10,26 @@ import (
 	"gorm.io/gorm"
 )
 
-//go:embed migrations/mysql/*.sql
-var mysqlMigrations embed.FS
+// Each database has its own migrations, numbered alike: a change to the
+// schema is one new file in each directory.
+//
+//go:embed migrations/mysql/*.sql migrations/sqlite/*.sql
+var migrations embed.FS
 
 func migrationProvider(db *gorm.DB) (*goose.Provider, error) {
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, err
 	}
-	sub, err := fs.Sub(mysqlMigrations, "migrations/mysql")
+	dir, dialect := "migrations/mysql", goose.DialectMySQL
+	if dialectOf(db).sqlite {
+		dir, dialect = "migrations/sqlite", goose.DialectSQLite3
+	}
+	sub, err := fs.Sub(migrations, dir)
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectMySQL, sqlDB, sub)
+	return goose.NewProvider(dialect, sqlDB, sub)
 }
 
 // Migrate applies every pending schema migration and returns how many ran.

@@ -49,15 +49,15 @@ func (s *Store) DeleteOutbox(ctx context.Context, ids []int64) error {
 func (s *Store) OutboxBacklog(ctx context.Context, now time.Time) (int64, time.Duration, error) {
 	var r struct {
 		N      int64
-		Oldest *time.Time
+		Oldest nullTime // an aggregate: SQLite returns it as text
 	}
 	if err := s.first(ctx, &r, `SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox`); err != nil {
 		return 0, 0, err
 	}
-	if r.Oldest == nil {
+	if !r.Oldest.Valid {
 		return r.N, 0, nil
 	}
-	return r.N, now.Sub(*r.Oldest), nil
+	return r.N, now.Sub(r.Oldest.Time), nil
 }
 
 // OutboxHas reports whether a task is still waiting in the outbox.

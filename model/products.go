@@ -79,13 +79,14 @@ type RestoreFlow struct {
 
 // StockSnapshot is what a counter rebuild needs: the sellable count and the
 // restore flows committed since `since`, read in ONE consistent snapshot (a
-// read-only REPEATABLE READ transaction), so every listed restore is in the
+// read-only REPEATABLE READ transaction; on SQLite a read transaction is a
+// snapshot in WAL mode), so every listed restore is in the
 // count and every counted restore is listed.
 func (s *Store) StockSnapshot(ctx context.Context, p *Product, since time.Time) (int64, []RestoreFlow, error) {
 	var n int64
 	var flows []RestoreFlow
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		ts := &Store{db: tx}
+		ts := &Store{db: tx, d: s.d}
 		if err := ts.all(ctx, &flows,
 			`SELECT o.order_no, f.flow_type FROM stock_flows f JOIN orders o ON o.id = f.order_id
 			 WHERE f.product_id = ? AND f.flow_type IN (?, ?) AND f.created_at >= ?`,

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"time"
 
+	sqlite "github.com/glebarez/go-sqlite"
 	"github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
 )
@@ -18,10 +19,19 @@ var ErrNotFound = errors.New("not found")
 // Store runs the ledger's SQL, either on the pool or inside one transaction.
 type Store struct {
 	db *gorm.DB
+	d  dialect
 }
 
 // NewStore wraps an open database.
-func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
+func NewStore(db *gorm.DB) *Store { return &Store{db: db, d: dialectOf(db)} }
+
+// Dialect names the database: "mysql" or "sqlite".
+func (s *Store) Dialect() string {
+	if s.d.sqlite {
+		return "sqlite"
+	}
+	return "mysql"
+}
 
 // DB returns the underlying gorm handle (for health checks and tests).
 func (s *Store) DB() *gorm.DB { return s.db }
@@ -37,7 +47,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	var err error
 	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			return fn(&Store{db: tx})
+			return fn(&Store{db: tx, d: s.d})
 		})
 		if !isRetryableTxError(err) || ctx.Err() != nil {
 			return err
@@ -50,7 +60,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 // insert runs an INSERT and returns the id the database gave the new row,
 // from the statement's own result: no second round trip to ask for it.
 func (s *Store) insert(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := s.db.Statement.ConnPool.ExecContext(ctx, query, args...)
+	res, err := s.db.Statement.ConnPool.ExecContext(ctx, s.d.rewrite(query), s.d.args(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -58,13 +68,13 @@ func (s *Store) insert(ctx context.Context, query string, args ...any) (int64, e
 }
 
 func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res := s.db.WithContext(ctx).Exec(query, args...)
+	res := s.db.WithContext(ctx).Exec(s.d.rewrite(query), s.d.args(args)...)
 	return res.RowsAffected, res.Error
 }
 
 // first scans one row into dst, mapping "no row" to ErrNotFound.
 func (s *Store) first(ctx context.Context, dst any, query string, args ...any) error {
-	res := s.db.WithContext(ctx).Raw(query, args...).Scan(dst)
+	res := s.db.WithContext(ctx).Raw(s.d.rewrite(query), s.d.args(args)...).Scan(dst)
 	if res.Error != nil {
 		return res.Error
 	}
@@ -75,15 +85,36 @@ func (s *Store) first(ctx context.Context, dst any, query string, args ...any) e
 }
 
 func (s *Store) all(ctx context.Context, dst any, query string, args ...any) error {
-	return s.db.WithContext(ctx).Raw(query, args...).Scan(dst).Error
+	return s.db.WithContext(ctx).Raw(s.d.rewrite(query), s.d.args(args)...).Scan(dst).Error
 }
 
 // IsDuplicate reports whether err is a unique-key violation.
-func IsDuplicate(err error) bool { return mysqlErrno(err) == 1062 }
+func IsDuplicate(err error) bool {
+	c := sqliteCode(err)
+	return mysqlErrno(err) == 1062 || c == sqliteConstraintUnique || c == sqliteConstraintPrimaryKey
+}
 
+// isRetryableTxError: MySQL's deadlock victim or lock wait timeout, or
+// SQLite's busy database (the write lock stayed taken past busy_timeout).
 func isRetryableTxError(err error) bool {
 	n := mysqlErrno(err)
-	return n == 1213 || n == 1205
+	return n == 1213 || n == 1205 || sqliteCode(err)&0xff == sqliteBusy
+}
+
+// SQLite result codes (https://sqlite.org/rescode.html) the ledger handles.
+const (
+	sqliteBusy                 = 5
+	sqliteConstraintPrimaryKey = 1555
+	sqliteConstraintUnique     = 2067
+)
+
+// sqliteCode is the extended result code of a SQLite error, or 0.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
 }
 
 func mysqlErrno(err error) uint16 {

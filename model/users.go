@@ -78,8 +78,22 @@ func (s *Store) CreditWallet(ctx context.Context, userID int64, kind, ref string
 }
 
 // ExtendSubscription moves the user's subscription end to
-// max(now, current end) + d.
+// max(now, current end) + d. It runs inside the delivery's transaction.
 func (s *Store) ExtendSubscription(ctx context.Context, userID int64, d time.Duration, now time.Time) error {
+	if s.d.sqlite {
+		// SQLite has no arithmetic on our time text; its transactions are
+		// serial, so reading and then writing is as safe as one UPDATE.
+		var u struct{ SubscriptionExpiresAt *time.Time }
+		if err := s.first(ctx, &u, `SELECT subscription_expires_at FROM users WHERE id = ?`, userID); err != nil {
+			return err
+		}
+		end := now
+		if u.SubscriptionExpiresAt != nil && u.SubscriptionExpiresAt.After(now) {
+			end = *u.SubscriptionExpiresAt
+		}
+		_, err := s.exec(ctx, `UPDATE users SET subscription_expires_at = ? WHERE id = ?`, end.Add(d), userID)
+		return err
+	}
 	_, err := s.exec(ctx,
 		`UPDATE users SET subscription_expires_at =
 		   DATE_ADD(GREATEST(COALESCE(subscription_expires_at, ?), ?), INTERVAL ? MICROSECOND)

@@ -45,5 +45,8 @@ func EnsureDatabase(name string) error {
 	if err != nil {
 		return err
 	}
+	if cfg.SQLitePath != "" {
+		return nil // opening the file creates it
+	}
 	return model.EnsureDatabase(cfg.MySQLDSN)
 }

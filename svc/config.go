@@ -19,6 +19,7 @@ import (
 // ORDERFLOW_<KEY> environment variables (KEY = the yaml key upper-cased).
 type Config struct {
 	MySQLDSN      string `yaml:"mysql_dsn"`
+	SQLitePath    string `yaml:"sqlite_path"` // the dev mode's embedded ledger, instead of mysql_dsn
 	DBMaxOpen     int    `yaml:"db_max_open"`
 	RedisMode     string `yaml:"redis_mode"` // standalone, sentinel or cluster
 	RedisAddr     string `yaml:"redis_addr"` // comma-separated for sentinel/cluster
@@ -169,7 +170,8 @@ func applyEnv(cfg *Config, environ []string) ([]string, error) {
 	for _, kv := range environ {
 		name, val, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, EnvPrefix) || notConfigVars[name] ||
-			strings.HasPrefix(name, "ORDERFLOW_PAYSIM_") || strings.HasPrefix(name, "ORDERFLOW_TEST_") {
+			strings.HasPrefix(name, "ORDERFLOW_PAYSIM_") || strings.HasPrefix(name, "ORDERFLOW_TEST_") ||
+			strings.HasPrefix(name, "ORDERFLOW_DEV_") {
 			continue
 		}
 		i, ok := fields[name]
@@ -215,8 +217,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("setting %s%s: %s", EnvPrefix, strings.ToUpper(key), why)
 	}
 	switch {
-	case c.MySQLDSN == "":
+	case c.MySQLDSN == "" && c.SQLitePath == "":
 		return bad("mysql_dsn", "missing")
+	case c.MySQLDSN != "" && c.SQLitePath != "":
+		return bad("sqlite_path", "set either it (the embedded dev ledger) or mysql_dsn, not both")
 	case c.RedisAddr == "":
 		return bad("redis_addr", "missing")
 	case c.RedisMode != "standalone" && c.RedisMode != "sentinel" && c.RedisMode != "cluster":

@@ -1,0 +1,102 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// dialect is what differs between the two databases the ledger runs on:
+// MySQL/MariaDB in production, SQLite for the zero-set-up dev mode. The SQL in
+// this package is written for MySQL; the few statements that cannot be shared
+// ask the dialect, and everything else passes through rewrite.
+type dialect struct {
+	sqlite bool
+}
+
+func dialectOf(db *gorm.DB) dialect {
+	return dialect{sqlite: db.Dialector.Name() == "sqlite"}
+}
+
+// sqliteDropped are MySQL clauses with no meaning on SQLite: every SQLite
+// transaction begins IMMEDIATE and holds the database's one write lock until
+// it ends, so transactions are serial and row locks (FOR UPDATE, SKIP
+// LOCKED) and index hints (FORCE INDEX) have nothing to do.
+var sqliteDropped = strings.NewReplacer(
+	" FOR UPDATE SKIP LOCKED", "",
+	" FOR UPDATE", "",
+	" FORCE INDEX (PRIMARY)", "",
+)
+
+// rewrite adapts a statement to the database.
+func (d dialect) rewrite(query string) string {
+	if !d.sqlite {
+		return query
+	}
+	return sqliteDropped.Replace(query)
+}
+
+// args adapts arguments: SQLite stores times as text, which compares in time
+// order only in one format, so every time is sent in UTC at the millisecond
+// precision MySQL's DATETIME(3) keeps.
+func (d dialect) args(args []any) []any {
+	if !d.sqlite {
+		return args
+	}
+	for i, a := range args {
+		switch v := a.(type) {
+		case time.Time:
+			args[i] = v.UTC().Truncate(time.Millisecond)
+		case *time.Time:
+			if v != nil {
+				t := v.UTC().Truncate(time.Millisecond)
+				args[i] = &t
+			}
+		}
+	}
+	return args
+}
+
+// concat joins SQL string expressions.
+func (d dialect) concat(parts ...string) string {
+	if d.sqlite {
+		return strings.Join(parts, " || ")
+	}
+	return "CONCAT(" + strings.Join(parts, ", ") + ")"
+}
+
+// nullTime scans a time that may come back as text: SQLite types a column's
+// values as times, but not an expression's (MIN(created_at)).
+type nullTime struct {
+	Time  time.Time
+	Valid bool
+}
+
+// Scan implements sql.Scanner.
+func (t *nullTime) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*t = nullTime{}
+	case time.Time:
+		*t = nullTime{Time: x, Valid: true}
+	case string:
+		return t.parse(x)
+	case []byte:
+		return t.parse(string(x))
+	default:
+		return fmt.Errorf("scan time: unsupported %T", v)
+	}
+	return nil
+}
+
+func (t *nullTime) parse(s string) error {
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999-07:00", "2006-01-02 15:04:05.999999999", time.RFC3339Nano} {
+		if v, err := time.Parse(layout, s); err == nil {
+			*t = nullTime{Time: v.UTC(), Valid: true}
+			return nil
+		}
+	}
+	return fmt.Errorf("scan time: cannot parse %q", s)
+}
