@@ -13,8 +13,8 @@ import (
 // state is what a dev data directory remembers between runs besides the
 // ledger: the secrets, so a restart keeps every printed token working.
 type state struct {
-	AdminToken string `json:"admin_token"`
-	PaySecret  string `json:"pay_secret"`
+	AdminToken string  `json:"admin_token"`
+	PaySecret  string  `json:"pay_secret"`
 	Seeded     *Seeded `json:"seeded,omitempty"`
 }
 
