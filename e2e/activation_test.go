@@ -44,10 +44,19 @@ type scaleOrder struct {
 // card key sold once and shown on its order only, each wallet credited once
 // per recharge order, each subscription extended once per order — with the
 // history pending→paid→claimed→finished for every order.
+//
+// It runs on production's databases (MariaDB, Redis) and on the dev mode's
+// embedded ones (SQLite, miniredis): the same code serves both.
 func TestActivationAtScale(t *testing.T) {
+	for _, b := range []testenv.Backend{testenv.Shared, testenv.Embedded} {
+		t.Run(b.String(), func(t *testing.T) { activationAtScale(t, b) })
+	}
+}
+
+func activationAtScale(t *testing.T, backend testenv.Backend) {
 	const buyers, perBuyer, spareKeys = 30, 10, 7
 	began := time.Now()
-	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) {
+	s := testenv.Start(t, testenv.Options{Backend: backend, Configure: func(c *svc.Config) {
 		c.MaxPending = perBuyer // every buyer holds all their orders unpaid at once
 		// This is the happy path under load: no claim may time out or be
 		// recovered just because the race detector slows a busy machine.

@@ -31,8 +31,28 @@ type Stack struct {
 	api    *http.Server
 }
 
+// Backend is where a stack keeps its ledger and its queues.
+type Backend int
+
+const (
+	// Shared is production's kind: a database on the shared MariaDB and a
+	// DB number on the shared Redis.
+	Shared Backend = iota
+	// Embedded is the dev mode's: a SQLite file and an in-process Redis.
+	Embedded
+)
+
+func (b Backend) String() string {
+	if b == Embedded {
+		return "embedded"
+	}
+	return "mariadb"
+}
+
 // Options tune a stack before it starts.
 type Options struct {
+	// Backend picks the databases (Shared unless set).
+	Backend Backend
 	// Configure edits the configuration.
 	Configure func(*svc.Config)
 	// NoWorker starts the API and simulator only (the test runs workers itself).
@@ -42,7 +62,12 @@ type Options struct {
 // Start boots a stack and stops it when the test ends.
 func Start(t testing.TB, opt Options) *Stack {
 	t.Helper()
-	cfg := Config(t)
+	var cfg svc.Config
+	if opt.Backend == Embedded {
+		cfg = EmbeddedConfig(t)
+	} else {
+		cfg = Config(t)
+	}
 	if opt.Configure != nil {
 		opt.Configure(&cfg)
 	}

@@ -9,10 +9,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"orderflow/dev"
 	"orderflow/model"
 	"orderflow/svc"
 
@@ -127,6 +129,38 @@ func Config(t testing.TB) svc.Config {
 	c.MySQLDSN = Database(t)
 	c.RedisAddr = RedisAddr()
 	c.RedisDB = RedisDB(t)
+	return shortIntervals(t, c)
+}
+
+// EmbeddedConfig is Config on the dev mode's embedded services: a fresh
+// SQLite ledger in the test's temporary directory and an in-process Redis
+// of its own.
+func EmbeddedConfig(t testing.TB) svc.Config {
+	t.Helper()
+	c := svc.Defaults()
+	c.SQLitePath = filepath.Join(t.TempDir(), "ledger.db")
+	db, err := model.OpenSQLite(c.SQLitePath, model.PoolConfig{MaxOpen: 1})
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	_, err = model.Migrate(context.Background(), db)
+	if sqlDB, e := db.DB(); e == nil {
+		sqlDB.Close()
+	}
+	if err != nil {
+		t.Fatalf("testenv: migrate: %v", err)
+	}
+	m, err := dev.StartRedis("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	t.Cleanup(m.Close)
+	c.RedisAddr = m.Addr()
+	return shortIntervals(t, c)
+}
+
+func shortIntervals(t testing.TB, c svc.Config) svc.Config {
+	t.Helper()
 	c.HTTPAddr = "127.0.0.1:0"
 	c.AdminToken = "test-admin-token-" + randHex(8)
 	c.PaySecret = "test-pay-secret"
