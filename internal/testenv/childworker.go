@@ -2,16 +2,18 @@ package testenv
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"orderflow/svc"
 )
 
-// ChildWorker is a queue worker running as its own process (a binary built
-// by BuildBinaries): a failpoint can kill it for real, and its failpoints
-// are its own, so tests arming them never collide in the test process.
+// ChildWorker is an orderflow process a test runs on its own (a binary built
+// by BuildBinaries): it can be killed for real, and its failpoints are its
+// own, so tests arming them never collide in the test process.
 type ChildWorker struct {
 	// Out collects the process's stdout and stderr.
 	Out  *LockedBuffer
@@ -30,10 +32,17 @@ func StartChildWorker(t testing.TB, bin string, cfg svc.Config, failpoints strin
 	if failpoints != "" {
 		cmd.Env = append(cmd.Env, "ORDERFLOW_FAILPOINTS="+failpoints)
 	}
+	return StartChild(t, cmd)
+}
+
+// StartChild starts a prepared command the same way: killed when the test
+// ends, its output logged if the test failed.
+func StartChild(t testing.TB, cmd *exec.Cmd) *ChildWorker {
+	t.Helper()
 	c := &ChildWorker{cmd: cmd, Out: &LockedBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = c.Out, c.Out
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start worker process: %v", err)
+		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
 	go func() { c.err = cmd.Wait(); close(c.done) }()
 	t.Cleanup(func() {
@@ -43,10 +52,23 @@ func StartChildWorker(t testing.TB, bin string, cfg svc.Config, failpoints strin
 			if len(out) > 8<<10 { // the driver logs every refused connection during an outage
 				out = "…" + out[len(out)-8<<10:]
 			}
-			t.Logf("worker process %d (failpoints %q) output:\n%s", cmd.Process.Pid, failpoints, out)
+			t.Logf("process %d (%s) output:\n%s", cmd.Process.Pid, strings.Join(cmd.Args, " "), out)
 		}
 	})
 	return c
+}
+
+// Pid is the process's id.
+func (c *ChildWorker) Pid() int { return c.cmd.Process.Pid }
+
+// Exited reports whether the process has ended.
+func (c *ChildWorker) Exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Kill ends the process with SIGKILL (no draining) and waits for it.
@@ -78,3 +100,6 @@ func (c *ChildWorker) WaitExit(t testing.TB, within time.Duration) int {
 		return -1
 	}
 }
+
+// Signal sends sig to the process (os.Interrupt is Ctrl-C).
+func (c *ChildWorker) Signal(sig os.Signal) error { return c.cmd.Process.Signal(sig) }
