@@ -96,6 +96,33 @@ func envOr(key, def string) string {
 	return def
 }
 
-var _ = time.Second
-
-func runDemo(args []string) error { return fmt.Errorf("demo: not yet") }
+func runDemo(args []string) error {
+	fs := flag.NewFlagSet("orderflow demo", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	data, err := os.MkdirTemp("", "orderflow-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(data)
+	opt := dev.DefaultOptions()
+	opt.DataDir = data
+	opt.APIAddr, opt.WorkerAddr, opt.PaysimAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	opt.Environ = append(os.Environ(), "ORDERFLOW_ORDER_TTL="+dev.DemoOrderTTL.String(), "ORDERFLOW_LOG_LEVEL=error")
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	sys, err := dev.Start(ctx, opt)
+	if err != nil {
+		return err
+	}
+	defer sys.Close(context.Background())
+	fmt.Printf("orderflow demo: a fresh system (SQLite ledger, embedded Redis) at %s; orders wait %v for payment\n\n",
+		sys.APIURL, dev.DemoOrderTTL)
+	began := time.Now()
+	if err := dev.RunDemo(ctx, sys, os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("\nThe story took %v. `go run ./cmd/orderflow dev` keeps a system running to try it yourself.\n", time.Since(began).Round(100*time.Millisecond))
+	return nil
+}
