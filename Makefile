@@ -2,11 +2,19 @@
 GO ?= go
 TEST_FLAGS ?= -race -count=1 -timeout 14m
 
-.PHONY: run test lint build test-cluster browser chaos chaos-short audit bench
+.PHONY: run run-mysql demo test lint build test-cluster browser chaos chaos-short audit bench
 
-## run: migrations + payment simulator + worker/scheduler + API against local MariaDB/Redis
+## run: everything in one process on SQLite + an embedded Redis, nothing to install (ARGS=… passes flags)
 run:
+	$(GO) run ./cmd/orderflow dev $(ARGS)
+
+## run-mysql: the production shape: migrations + simulator + worker/scheduler + API against local MariaDB/Redis
+run-mysql:
 	./scripts/run.sh
+
+## demo: a fresh embedded system and a short story through its API, printed
+demo:
+	$(GO) run ./cmd/orderflow demo
 
 ## test: the fast tier (unit, integration, fault tests) against real MariaDB and Redis
 test: lint
@@ -18,7 +26,7 @@ lint:
 	$(GO) vet ./...
 
 build:
-	$(GO) build -o bin/ ./api ./queue ./cmd/paysim
+	$(GO) build -o bin/ ./api ./queue ./cmd/paysim ./cmd/orderflow
 
 ## bench: floor vs end-to-end, close burst, group settle, RSS/CPU, ledger audit (< 5 min; see README "Performance")
 BENCH_FLAGS ?=

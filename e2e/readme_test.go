@@ -16,10 +16,12 @@ import (
 	"orderflow/internal/testenv"
 )
 
-// TestReadmeRunCommandAndWalkthrough is what a newcomer does: the README's
-// run command (scripts/run.sh, behind `make run`) brings the system up, and
-// the README's walkthrough (scripts/walkthrough.sh) takes an order from
-// created to finished. It runs on its own database, Redis DB and ports.
+// TestReadmeRunCommandAndWalkthrough is what an operator does: the README's
+// production run command (scripts/run.sh, behind `make run-mysql`) brings the
+// system up on MariaDB and Redis, and the README's walkthrough
+// (scripts/walkthrough.sh) takes an order from created to finished. It runs
+// on its own database, Redis DB and ports. (dev/readme_test.go does the same
+// for `go run ./cmd/orderflow dev`.)
 func TestReadmeRunCommandAndWalkthrough(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Drives the README walkthrough against a running system (make run):
-# ORDERFLOW_ADMIN_TOKEN must be the token make run printed.
+# Drives the README walkthrough against a running system (make run or make run-mysql):
+# ORDERFLOW_ADMIN_TOKEN must be the admin token it printed.
 set -euo pipefail
 API="${API:-http://127.0.0.1:8080}"
 PAYSIM="${PAYSIM:-http://127.0.0.1:8090}"
-A="Authorization: Bearer ${ORDERFLOW_ADMIN_TOKEN:?set ORDERFLOW_ADMIN_TOKEN to the admin token make run printed}"
+A="Authorization: Bearer ${ORDERFLOW_ADMIN_TOKEN:?set ORDERFLOW_ADMIN_TOKEN to the admin token the run command printed}"
 json() { python3 -c "import sys,json; print(json.load(sys.stdin)$1)"; }
 sku="steam-50-$RANDOM$RANDOM"
 
