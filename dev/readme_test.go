@@ -86,6 +86,14 @@ func TestReadmeDevCommandAndWalkthrough(t *testing.T) {
 		t.Errorf("seeded card product: status %d stock %d, want 200 and 20", st, product.Stock)
 	}
 
+	// The operator's views work on the embedded pair too: stats (the
+	// ledger's aggregates) and the dashboard's API (asynq's inspector).
+	for _, path := range []string{"/api/v1/admin/stats", "/monitoring/api/queues", "/monitoring/api/redis_info"} {
+		if st := admin.Do(t, "GET", path, nil, nil); st != 200 {
+			t.Errorf("GET %s = %d, want 200", path, st)
+		}
+	}
+
 	pids := groupPids(t, run.Pid())
 	ports := remotePorts(t, pids)
 	if len(pids) < 2 || len(ports) == 0 {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"database/sql/driver"
 	"fmt"
 	"strings"
 	"time"
@@ -89,6 +90,14 @@ func (t *nullTime) Scan(v any) error {
 		return fmt.Errorf("scan time: unsupported %T", v)
 	}
 	return nil
+}
+
+// Value implements driver.Valuer (gorm wants both halves).
+func (t nullTime) Value() (driver.Value, error) {
+	if !t.Valid {
+		return nil, nil
+	}
+	return t.Time, nil
 }
 
 func (t *nullTime) parse(s string) error {
