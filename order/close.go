@@ -150,7 +150,7 @@ func (s *Service) RequeueCloses(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("requeue closes: %w", err)
 	}
 	n := 0
-	var sent []string
+	var sent []*model.OutboxRow
 	for i := range pending {
 		o := &pending[i]
 		live, err := s.relay.Live(ctx, tasks.TypeOrderClose, tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen))
@@ -174,9 +174,9 @@ func (s *Service) RequeueCloses(ctx context.Context) (int, error) {
 		}
 		if ok {
 			n++
-			sent = append(sent, row.TaskID)
+			sent = append(sent, row)
 		}
 	}
-	s.relay.Send(ctx, sent...)
+	s.relay.SendRows(ctx, sent...)
 	return n, nil
 }

@@ -111,6 +111,11 @@ func (w *Worker) Addr() string { return w.addr }
 // the poller, the periodic jobs and the HTTP endpoints.
 func (w *Worker) Shutdown(ctx context.Context) {
 	w.srv.Shutdown()
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := w.uc.Relay.Flush(fctx); err != nil {
+		w.sc.Log.Warn("outbox deletes not flushed; the poller drops those rows", zap.Error(err))
+	}
 	if w.cancel != nil {
 		w.cancel()
 	}
