@@ -101,7 +101,7 @@ func (s *Service) reserveKey(ctx context.Context, req CreateRequest) (*model.Ord
 
 func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, error) {
 	now := s.clock.Now()
-	p, err := s.store.ProductByID(ctx, req.ProductID)
+	p, err := s.product(ctx, req.ProductID)
 	if errors.Is(err, model.ErrNotFound) {
 		return nil, ErrProductUnknown
 	}

@@ -16,7 +16,7 @@ func (s *Service) deliver(ctx context.Context, o *model.Order) error {
 	if err := failpoint.Inject(failpoint.ActivateDeliver, o.OrderNo); err != nil {
 		return err
 	}
-	p, err := s.store.ProductByID(ctx, o.ProductID)
+	p, err := s.product(ctx, o.ProductID)
 	if err != nil {
 		return fmt.Errorf("deliver: load product %d: %w", o.ProductID, err)
 	}

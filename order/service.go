@@ -46,6 +46,7 @@ type Service struct {
 	log       *zap.Logger
 	metrics   *metrics.Metrics
 	set       Settings
+	products  productCache
 }
 
 // Deps are what the service needs.

@@ -19,6 +19,7 @@ type Handler struct {
 	adminToken string
 	paySecret  string
 	sources    metrics.Sources
+	tokens     tokenCache
 }
 
 // NewRouter returns the API's routes.
