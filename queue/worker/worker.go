@@ -11,6 +11,7 @@ import (
 
 	"orderflow/health"
 	"orderflow/metrics"
+	"orderflow/profiling"
 	"orderflow/reconcile"
 	"orderflow/svc"
 	"orderflow/tasks"
@@ -92,6 +93,7 @@ func (w *Worker) Start() error {
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
 	mux.Handle("GET /metrics", metrics.Handler(w.uc.Metrics, metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock}))
+	profiling.Mount(mux, c.AdminToken)
 	w.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	w.wg.Add(1)
 	go func() {
