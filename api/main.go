@@ -72,5 +72,8 @@ func run(args []string) error {
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	if err := uc.Relay.Flush(sctx); err != nil {
+		sc.Log.Warn("outbox deletes not flushed; the poller drops those rows", zap.Error(err))
+	}
 	return nil
 }

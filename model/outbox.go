@@ -16,12 +16,17 @@ type OutboxRow struct {
 	CreatedAt time.Time
 }
 
-// InsertOutbox queues a task for the relay. A row with the same task ID
-// already queued is left as it is.
+// InsertOutbox queues a task for the relay and sets r.ID to the new row's
+// id. A row with the same task ID already queued is left as it is, and r.ID
+// is 0: that row is its writer's (or the poller's) to deliver.
 func (s *Store) InsertOutbox(ctx context.Context, r *OutboxRow) error {
-	_, err := s.insertIgnoringDuplicate(ctx,
+	id, err := s.insert(ctx,
 		`INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES (?, ?, ?, ?, ?)`,
 		r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt)
+	if IsDuplicate(err) {
+		id, err = 0, nil
+	}
+	r.ID = id
 	return err
 }
 
@@ -36,7 +41,7 @@ func (s *Store) OutboxBatch(ctx context.Context, taskIDs []string, limit int) ([
 	return out, err
 }
 
-// DeleteOutbox removes rows whose tasks asynq now holds.
+// DeleteOutbox removes rows whose tasks asynq now holds, by primary key.
 func (s *Store) DeleteOutbox(ctx context.Context, ids []int64) error {
 	if len(ids) == 0 {
 		return nil

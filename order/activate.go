@@ -18,10 +18,11 @@ type claim struct {
 	token string
 }
 
-// Activate runs one order:activate task: claim, deliver, finalize. It returns
-// nil when the order needs nothing from this task (skip), an error wrapping
-// asynq.SkipRetry when retrying cannot help, and any other error to have
-// asynq retry after the claim was released.
+// Activate runs one order:activate task: claim (its own commit, so the
+// attempt counts whatever happens next), then deliver and finalize in one
+// transaction. It returns nil when the order needs nothing from this task
+// (skip), an error wrapping asynq.SkipRetry when retrying cannot help, and
+// any other error to have asynq retry after the claim was released.
 func (s *Service) Activate(ctx context.Context, orderNo, taskID string) error {
 	log := s.log.With(zap.String("order_no", orderNo), zap.String("task_id", taskID))
 	c, err := s.claim(ctx, orderNo, taskID, log)
@@ -31,13 +32,7 @@ func (s *Service) Activate(ctx context.Context, orderNo, taskID string) error {
 	if err := failpoint.Inject(failpoint.ActivateAfterClaim, orderNo); err != nil {
 		return s.giveUpOrRelease(ctx, c, err, log)
 	}
-	if err := s.deliver(ctx, c.order); err != nil {
-		return s.giveUpOrRelease(ctx, c, err, log)
-	}
-	if err := failpoint.Inject(failpoint.ActivateBeforeFinalize, orderNo); err != nil {
-		return s.giveUpOrRelease(ctx, c, err, log)
-	}
-	return s.finalize(ctx, c, log)
+	return s.deliver(ctx, c, log)
 }
 
 // claim moves paid→claimed under a new token, or takes over a claim this
@@ -88,33 +83,6 @@ func (s *Service) claim(ctx context.Context, orderNo, taskID string, log *zap.Lo
 	}
 	o.Status, o.ClaimToken, o.Attempts = model.OrderClaimed, &token, o.Attempts+1
 	return &claim{order: o, token: token}, nil
-}
-
-// finalize moves claimed→finished naming the token; 0 rows means our claim
-// was recovered or taken over, and its new holder finishes the order.
-func (s *Service) finalize(ctx context.Context, c *claim, log *zap.Logger) error {
-	now := s.clock.Now()
-	var moved bool
-	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		moved, err = tx.MoveOrder(ctx, c.order.ID, c.order.OrderNo, model.OrderMove{
-			From: model.OrderClaimed, To: model.OrderFinished, Reason: "delivered", At: now, Token: c.token,
-			Set: map[string]any{"finished_at": now},
-		})
-		return err
-	})
-	if err != nil {
-		return s.giveUpOrRelease(ctx, c, fmt.Errorf("finalize: %w", err), log)
-	}
-	s.invalidate(ctx, c.order.ID, c.order.OrderNo)
-	if !moved {
-		log.Info("claim lost before finalize; its new holder finishes the order")
-		return nil
-	}
-	if c.order.PaidAt != nil {
-		s.metrics.Activated(*c.order.PaidAt, now)
-	}
-	log.Info("order finished", zap.Int("attempts", c.order.Attempts))
-	return nil
 }
 
 // giveUpOrRelease handles a failed attempt: past the attempt cap the order is

@@ -9,7 +9,6 @@ import (
 	"orderflow/apperr"
 	"orderflow/model"
 	"orderflow/stock"
-	"orderflow/tasks"
 
 	"go.uber.org/zap"
 )
@@ -102,7 +101,7 @@ func (s *Service) reserveKey(ctx context.Context, req CreateRequest) (*model.Ord
 
 func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, error) {
 	now := s.clock.Now()
-	p, err := s.store.ProductByID(ctx, req.ProductID)
+	p, err := s.product(ctx, req.ProductID)
 	if errors.Is(err, model.ErrNotFound) {
 		return nil, ErrProductUnknown
 	}
@@ -115,6 +114,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 			return nil, err
 		}
 	}
+	var closeTask *model.OutboxRow
 	o := &model.Order{
 		OrderNo: newNumber("O", now), UserID: req.UserID, ProductID: p.ID, Kind: p.Kind,
 		Quantity: req.Quantity, AmountCents: p.PriceCents * int64(req.Quantity),
@@ -142,7 +142,8 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 				return err
 			}
 		}
-		if err := tx.InsertOutbox(ctx, closeRow(o.OrderNo, 1, o.ExpireAt, now)); err != nil {
+		closeTask = closeRow(o.OrderNo, 1, o.ExpireAt, now)
+		if err := tx.InsertOutbox(ctx, closeTask); err != nil {
 			return err
 		}
 		return tx.InsertEvent(ctx, model.Event{ObjectType: "order", ObjectNo: o.OrderNo, FromStatus: "-", ToStatus: o.Status.String(), Reason: "created", CreatedAt: now})
@@ -156,7 +157,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		}
 		return nil, fmt.Errorf("create order for user %d: %w", req.UserID, err)
 	}
-	s.relay.Send(ctx, tasks.ID(tasks.TypeOrderClose, o.OrderNo, 1))
+	s.relay.SendRows(ctx, closeTask)
 	s.log.Info("order created", zap.String("order_no", o.OrderNo), zap.Int64("user_id", o.UserID), zap.Int64("product_id", p.ID), zap.Int("quantity", o.Quantity))
 	return &Created{Order: o}, nil
 }

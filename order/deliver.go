@@ -2,36 +2,75 @@ package order
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"orderflow/failpoint"
 	"orderflow/model"
+
+	"go.uber.org/zap"
 )
 
-// deliver applies the order's effect for its kind. The effect and the row
-// that records it commit together, so a re-run after any crash applies it
-// once: the second insert of (order, effect) finds the first.
-func (s *Service) deliver(ctx context.Context, o *model.Order) error {
+// errClaimLost rolls back a delivery whose claim was recovered or taken over
+// while it ran: the claim's new holder delivers and finishes the order.
+var errClaimLost = errors.New("claim lost before finalize")
+
+// deliver applies the order's effect for its kind and finalizes the claim
+// (claimed→finished, naming the token) in ONE transaction: the effect, the
+// row that records it and the move commit together or not at all, so a
+// re-run after any crash applies the effect once, and a worker whose claim
+// was lost commits nothing. A failed attempt releases the claim (or fails
+// the order at the attempt cap).
+func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error {
+	o := c.order
 	if err := failpoint.Inject(failpoint.ActivateDeliver, o.OrderNo); err != nil {
-		return err
+		return s.giveUpOrRelease(ctx, c, err, log)
 	}
-	p, err := s.store.ProductByID(ctx, o.ProductID)
+	p, err := s.product(ctx, o.ProductID)
 	if err != nil {
-		return fmt.Errorf("deliver: load product %d: %w", o.ProductID, err)
+		return s.giveUpOrRelease(ctx, c, fmt.Errorf("deliver: load product %d: %w", o.ProductID, err), log)
 	}
 	now := s.clock.Now()
 	err = s.store.InTx(ctx, func(tx *model.Store) error {
 		fresh, err := tx.ClaimEffect(ctx, o.ID, string(o.Kind), "", now)
-		if err != nil || !fresh {
+		if err != nil {
 			return err
 		}
-		return applyEffect(ctx, tx, o, p, now)
+		if fresh {
+			if err := applyEffect(ctx, tx, o, p, now); err != nil {
+				return fmt.Errorf("deliver %s: %w", o.Kind, err)
+			}
+		}
+		// Inside the transaction: a crash here rolls the effect back with it.
+		if err := failpoint.Inject(failpoint.ActivateAfterEffect, o.OrderNo); err != nil {
+			return err
+		}
+		if err := failpoint.Inject(failpoint.ActivateBeforeFinalize, o.OrderNo); err != nil {
+			return err
+		}
+		moved, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+			From: model.OrderClaimed, To: model.OrderFinished, Reason: "delivered", At: now, Token: c.token,
+			Set: map[string]any{"finished_at": now},
+		})
+		if err == nil && !moved {
+			err = errClaimLost
+		}
+		return err
 	})
-	if err != nil {
-		return fmt.Errorf("deliver %s: %w", o.Kind, err)
+	if errors.Is(err, errClaimLost) {
+		log.Info("claim lost before finalize; its new holder finishes the order")
+		return nil
 	}
-	return failpoint.Inject(failpoint.ActivateAfterEffect, o.OrderNo)
+	if err != nil {
+		return s.giveUpOrRelease(ctx, c, err, log)
+	}
+	s.invalidate(ctx, o.ID, o.OrderNo)
+	if o.PaidAt != nil {
+		s.metrics.Activated(*o.PaidAt, now)
+	}
+	log.Info("order finished", zap.Int("attempts", o.Attempts))
+	return nil
 }
 
 func applyEffect(ctx context.Context, tx *model.Store, o *model.Order, p *model.Product, now time.Time) error {

@@ -32,9 +32,10 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 	now := s.clock.Now()
 	var res PayResult
 	var orderID int64
-	var taskID, refundTask string
+	var activateTask *model.OutboxRow
+	var refundTask string
 	err := s.store.InTx(ctx, func(tx *model.Store) error {
-		res, taskID, refundTask = PayResult{}, "", ""
+		res, activateTask, refundTask = PayResult{}, nil, ""
 		o, err := tx.OrderByNo(ctx, p.OrderNo)
 		if errors.Is(err, model.ErrNotFound) {
 			return ErrNotFound
@@ -52,7 +53,7 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 			res.Repeat = true
 			return nil
 		}
-		res.Disposition, err = s.applyPayment(ctx, tx, o, pay, &taskID)
+		res.Disposition, err = s.applyPayment(ctx, tx, o, pay, &activateTask)
 		if err != nil || res.Disposition == model.PaymentApplied {
 			return err
 		}
@@ -75,7 +76,7 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 	case res.Disposition == model.PaymentApplied:
 		log.Info("order paid")
 		s.invalidate(ctx, orderID, p.OrderNo)
-		s.relay.Send(ctx, taskID)
+		s.relay.SendRows(ctx, activateTask)
 	default:
 		log.Warn("payment recorded for refund, not delivered", zap.String("disposition", res.Disposition))
 		s.invalidate(ctx, orderID, p.OrderNo)
@@ -85,7 +86,7 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 }
 
 // applyPayment decides what a newly recorded payment does to its order.
-func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment, taskID *string) (string, error) {
+func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment, task **model.OutboxRow) (string, error) {
 	now := pay.CreatedAt
 	if pay.AmountCents != o.AmountCents {
 		return model.PaymentMismatch, s.notifyAdmin(ctx, tx, "payment-mismatch:"+pay.TradeNo, "payment_mismatch",
@@ -122,9 +123,8 @@ func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Or
 	if err := tx.ReleasePendingSlot(ctx, o.UserID); err != nil {
 		return "", err
 	}
-	row := activateRow(o.OrderNo, gen, now)
-	*taskID = row.TaskID
-	return model.PaymentApplied, tx.InsertOutbox(ctx, row)
+	*task = activateRow(o.OrderNo, gen, now)
+	return model.PaymentApplied, tx.InsertOutbox(ctx, *task)
 }
 
 // refundLate moves a closed order to refunding: the payment came after the

@@ -41,20 +41,20 @@ func (s *Service) recover(ctx context.Context, paidCutoff time.Time) (Recovered,
 	if err != nil {
 		return rec, fmt.Errorf("recover stuck claims: %w", err)
 	}
-	var sent []string
+	var sent []*model.OutboxRow
 	for i := range stuck {
 		o := &stuck[i]
 		if o.ClaimedAt == nil || !o.ClaimedAt.Before(cutoff) {
 			continue
 		}
-		ok, taskID, err := s.requeue(ctx, o, true)
+		ok, row, err := s.requeue(ctx, o, true)
 		if err != nil {
 			return rec, err
 		}
 		if ok {
 			rec.StuckClaims++
 			s.metrics.StuckRecovered()
-			sent = append(sent, taskID)
+			sent = append(sent, row)
 			s.log.Warn("stuck claim reset to paid and re-queued", zap.String("order_no", o.OrderNo), zap.Timep("claimed_at", o.ClaimedAt))
 		}
 	}
@@ -71,23 +71,23 @@ func (s *Service) recover(ctx context.Context, paidCutoff time.Time) (Recovered,
 		if live {
 			continue
 		}
-		ok, taskID, err := s.requeue(ctx, o, false)
+		ok, row, err := s.requeue(ctx, o, false)
 		if err != nil {
 			return rec, err
 		}
 		if ok {
 			rec.LostTasks++
-			sent = append(sent, taskID)
+			sent = append(sent, row)
 			s.log.Warn("paid order had no live task; re-queued", zap.String("order_no", o.OrderNo), zap.Int("gen", o.ActivateGen+1))
 		}
 	}
-	s.relay.Send(ctx, sent...)
+	s.relay.SendRows(ctx, sent...)
 	return rec, nil
 }
 
 // requeue gives the order a new generation and its outbox row, in one
 // transaction; fromClaimed also resets the stuck claim to paid.
-func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool) (bool, string, error) {
+func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool) (bool, *model.OutboxRow, error) {
 	now := s.clock.Now()
 	gen := o.ActivateGen + 1
 	row := activateRow(o.OrderNo, gen, now)
@@ -107,12 +107,12 @@ func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool)
 		return tx.InsertOutbox(ctx, row)
 	})
 	if err != nil {
-		return false, "", fmt.Errorf("requeue order %s: %w", o.OrderNo, err)
+		return false, nil, fmt.Errorf("requeue order %s: %w", o.OrderNo, err)
 	}
 	if ok {
 		s.invalidate(ctx, o.ID, o.OrderNo)
 	}
-	return ok, row.TaskID, nil
+	return ok, row, nil
 }
 
 // Retry is the operator's retry of a failed order: failed→paid with a fresh
@@ -147,7 +147,7 @@ func (s *Service) Retry(ctx context.Context, orderNo string) error {
 		return ErrNotRetryable
 	}
 	s.invalidate(ctx, o.ID, o.OrderNo)
-	s.relay.Send(ctx, row.TaskID)
+	s.relay.SendRows(ctx, row)
 	s.log.Info("failed order retried by operator", zap.String("order_no", orderNo), zap.Int("gen", gen))
 	return nil
 }

@@ -22,11 +22,13 @@ type Relay struct {
 	inspector *asynq.Inspector
 	table     tasks.Table
 	log       *zap.Logger
+	deleter   *deleter
 }
 
 // New returns a relay.
 func New(store *model.Store, client *asynq.Client, inspector *asynq.Inspector, table tasks.Table, log *zap.Logger) *Relay {
-	return &Relay{store: store, client: client, inspector: inspector, table: table, log: log}
+	return &Relay{store: store, client: client, inspector: inspector, table: table, log: log,
+		deleter: &deleter{store: store, log: log}}
 }
 
 // Live reports whether a task will still run: waiting in the outbox, or held
@@ -60,6 +62,31 @@ func (r *Relay) Send(ctx context.Context, taskIDs ...string) {
 		r.log.Warn("outbox fast path failed; poller will retry", zap.Strings("task_ids", taskIDs), zap.Error(err))
 	}
 }
+
+// SendRows is Send for rows the caller has just committed and still holds:
+// no read back, and the rows are deleted in the background (see deleter).
+// A row without an ID was not inserted by the caller (its task ID was
+// already queued) and is left to whoever queued it and to the poller.
+func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fastPathTimeout)
+	defer cancel()
+	done := make([]int64, 0, len(rows))
+	for _, row := range rows {
+		if row == nil || row.ID == 0 {
+			continue
+		}
+		if err := r.enqueue(ctx, row); err != nil {
+			r.log.Warn("outbox fast path failed; poller will retry", zap.String("task_id", row.TaskID), zap.Error(err))
+			continue
+		}
+		done = append(done, row.ID)
+	}
+	r.deleter.add(done)
+}
+
+// Flush waits until the rows SendRows handed to asynq are deleted (or ctx
+// ends): called on shutdown, so a clean stop leaves nothing for the poller.
+func (r *Relay) Flush(ctx context.Context) error { return r.deleter.flush(ctx) }
 
 // Drain enqueues every waiting row, in batches, and returns how many it moved.
 func (r *Relay) Drain(ctx context.Context) (int, error) {
@@ -95,26 +122,41 @@ func (r *Relay) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// push enqueues rows and deletes those asynq now holds. A task ID asynq
-// already has means an earlier push got through: the row is done too.
+// push enqueues rows and deletes those asynq now holds, in one statement,
+// before it returns: the poller's next batch must not read them again.
 func (r *Relay) push(ctx context.Context, rows []model.OutboxRow) (int, error) {
 	done := make([]int64, 0, len(rows))
 	var firstErr error
-	for _, row := range rows {
-		task, err := r.table.NewTask(row.TaskType, row.TaskID, row.Payload, row.ProcessAt)
-		if err != nil {
-			r.log.Error("outbox row has an unknown task type; leaving it", zap.String("task_id", row.TaskID), zap.Error(err))
+	for i := range rows {
+		err := r.enqueue(ctx, &rows[i])
+		if errors.Is(err, errUnknownType) {
 			continue
 		}
-		_, err = r.client.EnqueueContext(ctx, task)
-		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		if err != nil {
 			firstErr = err
 			break
 		}
-		done = append(done, row.ID)
+		done = append(done, rows[i].ID)
 	}
 	if err := r.store.DeleteOutbox(context.WithoutCancel(ctx), done); err != nil {
 		return 0, err
 	}
 	return len(done), firstErr
+}
+
+var errUnknownType = errors.New("unknown task type")
+
+// enqueue hands one row's task to asynq. A task ID asynq already has means
+// an earlier push got through: the row is done too.
+func (r *Relay) enqueue(ctx context.Context, row *model.OutboxRow) error {
+	task, err := r.table.NewTask(row.TaskType, row.TaskID, row.Payload, row.ProcessAt)
+	if err != nil {
+		r.log.Error("outbox row has an unknown task type; leaving it", zap.String("task_id", row.TaskID), zap.Error(err))
+		return errUnknownType
+	}
+	_, err = r.client.EnqueueContext(ctx, task)
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		return nil
+	}
+	return err
 }

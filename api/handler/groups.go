@@ -22,7 +22,7 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := callerOf(r)
-	if b.UserID != nil && *b.UserID != c.user.ID {
+	if b.UserID != nil && *b.UserID != c.userID {
 		writeError(w, r, h.log, errForbidden)
 		return
 	}
@@ -31,7 +31,7 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, errBadDeadline)
 		return
 	}
-	g, err := h.uc.Groups.Create(r.Context(), c.user.ID, b.Title, b.PriceCents, deadline)
+	g, err := h.uc.Groups.Create(r.Context(), c.userID, b.Title, b.PriceCents, deadline)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
@@ -50,15 +50,15 @@ func (h *Handler) joinGroup(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c := callerOf(r)
-	if b.UserID != nil && *b.UserID != c.user.ID {
+	if b.UserID != nil && *b.UserID != c.userID {
 		writeError(w, r, h.log, errForbidden)
 		return
 	}
-	if err := h.uc.Groups.Join(r.Context(), r.PathValue("group_no"), c.user.ID); err != nil {
+	if err := h.uc.Groups.Join(r.Context(), r.PathValue("group_no"), c.userID); err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"group_no": r.PathValue("group_no"), "user_id": c.user.ID, "joined": true})
+	writeJSON(w, http.StatusOK, map[string]any{"group_no": r.PathValue("group_no"), "user_id": c.userID, "joined": true})
 }
 
 func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) {

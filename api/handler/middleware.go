@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"orderflow/apperr"
-	"orderflow/model"
 )
 
 type ctxKey int
@@ -27,10 +26,10 @@ func bearer(r *http.Request) string {
 	return ""
 }
 
-// caller is who a request acts as: a buyer, or the admin.
+// caller is who a request acts as: a buyer (userID), or the admin.
 type caller struct {
-	user  *model.User
-	admin bool
+	userID int64
+	admin  bool
 }
 
 func (h *Handler) isAdmin(token string) bool {
@@ -45,12 +44,12 @@ func (h *Handler) requireUser(allowAdmin bool, next http.HandlerFunc) http.Handl
 		if allowAdmin && h.isAdmin(token) {
 			c.admin = true
 		} else {
-			u, err := h.uc.Accounts.Authenticate(r.Context(), token)
+			id, err := h.tokens.userID(r.Context(), h.uc.Accounts, token)
 			if err != nil {
 				writeError(w, r, h.log, err)
 				return
 			}
-			c.user = u
+			c.userID = id
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), userKey, c)))
 	}

@@ -30,7 +30,7 @@ func (h *Handler) createOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := callerOf(r)
-	if b.UserID != nil && *b.UserID != c.user.ID {
+	if b.UserID != nil && *b.UserID != c.userID {
 		writeError(w, r, h.log, errForbidden)
 		return
 	}
@@ -39,7 +39,7 @@ func (h *Handler) createOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := h.uc.Orders.Create(r.Context(), order.CreateRequest{
-		UserID: c.user.ID, ProductID: b.ProductID, Quantity: b.Quantity,
+		UserID: c.userID, ProductID: b.ProductID, Quantity: b.Quantity,
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 	})
 	if err != nil {
@@ -57,8 +57,8 @@ func (h *Handler) createOrder(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) getOrder(w http.ResponseWriter, r *http.Request) {
 	c := callerOf(r)
 	who := order.Viewer{Admin: c.admin}
-	if c.user != nil {
-		who.UserID = c.user.ID
+	if !c.admin {
+		who.UserID = c.userID
 	}
 	v, err := h.uc.Orders.Get(r.Context(), r.PathValue("order_no"), who)
 	if err != nil {

@@ -16,8 +16,8 @@ var errBadRefundNotify = apperr.New(apperr.Invalid, "invalid_refund_notify", "ou
 func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
 	c := callerOf(r)
 	who := order.Viewer{Admin: c.admin}
-	if c.user != nil {
-		who.UserID = c.user.ID
+	if !c.admin {
+		who.UserID = c.userID
 	}
 	if err := h.uc.Orders.Cancel(r.Context(), r.PathValue("order_no"), who); err != nil {
 		writeError(w, r, h.log, err)

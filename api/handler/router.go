@@ -7,6 +7,7 @@ import (
 
 	"orderflow/health"
 	"orderflow/metrics"
+	"orderflow/profiling"
 	"orderflow/svc"
 
 	"go.uber.org/zap"
@@ -19,6 +20,7 @@ type Handler struct {
 	adminToken string
 	paySecret  string
 	sources    metrics.Sources
+	tokens     tokenCache
 }
 
 // NewRouter returns the API's routes.
@@ -58,6 +60,7 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.Handle("GET /api/v1/admin/stats", admin(h.stats))
 
 	mux.Handle("/monitoring/", h.monitoring(sc.Redis))
+	profiling.Mount(mux, sc.Config.AdminToken)
 
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint"}})

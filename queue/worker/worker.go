@@ -11,6 +11,7 @@ import (
 
 	"orderflow/health"
 	"orderflow/metrics"
+	"orderflow/profiling"
 	"orderflow/reconcile"
 	"orderflow/svc"
 	"orderflow/tasks"
@@ -92,6 +93,7 @@ func (w *Worker) Start() error {
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
 	mux.Handle("GET /metrics", metrics.Handler(w.uc.Metrics, metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock}))
+	profiling.Mount(mux, c.AdminToken)
 	w.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	w.wg.Add(1)
 	go func() {
@@ -111,6 +113,11 @@ func (w *Worker) Addr() string { return w.addr }
 // the poller, the periodic jobs and the HTTP endpoints.
 func (w *Worker) Shutdown(ctx context.Context) {
 	w.srv.Shutdown()
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := w.uc.Relay.Flush(fctx); err != nil {
+		w.sc.Log.Warn("outbox deletes not flushed; the poller drops those rows", zap.Error(err))
+	}
 	if w.cancel != nil {
 		w.cancel()
 	}
