@@ -14,11 +14,19 @@ func (s *Store) ClaimEffect(ctx context.Context, orderID int64, effect, detail s
 		orderID, effect, detail, at)
 }
 
+// RecordStockFlow records a stock movement that cannot have been recorded
+// before — the lock of an order being created, the sale inside the
+// transaction that claims the order's effect — so, inside a transaction, it
+// waits for the next statement's round trip.
+func (s *Store) RecordStockFlow(ctx context.Context, productID, orderID int64, flowType, qty int, at time.Time) error {
+	return s.later(ctx, insertStockFlow, productID, orderID, flowType, qty, at)
+}
+
+const insertStockFlow = `INSERT INTO stock_flows (product_id, order_id, flow_type, quantity, created_at) VALUES (?, ?, ?, ?, ?)`
+
 // InsertStockFlow records a stock movement once per (order, type).
 func (s *Store) InsertStockFlow(ctx context.Context, productID, orderID int64, flowType, qty int, at time.Time) (bool, error) {
-	return s.insertIgnoringDuplicate(ctx,
-		`INSERT INTO stock_flows (product_id, order_id, flow_type, quantity, created_at) VALUES (?, ?, ?, ?, ?)`,
-		productID, orderID, flowType, qty, at)
+	return s.insertIgnoringDuplicate(ctx, insertStockFlow, productID, orderID, flowType, qty, at)
 }
 
 // Payment is one payment notification from the provider, once per trade.

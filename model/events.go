@@ -16,12 +16,20 @@ type Event struct {
 	CreatedAt  time.Time `json:"at"`
 }
 
-// InsertEvent appends to the event history.
+// InsertEvent appends to the event history; inside a transaction the row
+// waits for the next statement's round trip.
 func (s *Store) InsertEvent(ctx context.Context, e Event) error {
-	_, err := s.exec(ctx,
-		`INSERT INTO events (object_type, object_no, from_status, to_status, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		e.ObjectType, e.ObjectNo, e.FromStatus, e.ToStatus, e.Reason, e.CreatedAt)
-	return err
+	return s.later(ctx, `INSERT INTO events (object_type, object_no, from_status, to_status, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)`, e.args()...)
+}
+
+// insertEventIfMoved follows a status UPDATE in the same MySQL batch: it
+// writes the event only if that UPDATE changed a row (ROW_COUNT() is the
+// previous statement's), and its own row count answers "did it move".
+const insertEventIfMoved = `INSERT INTO events (object_type, object_no, from_status, to_status, reason, created_at)
+ SELECT ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() > 0`
+
+func (e Event) args() []any {
+	return []any{e.ObjectType, e.ObjectNo, e.FromStatus, e.ToStatus, e.Reason, e.CreatedAt}
 }
 
 // EventsFor returns an object's history, oldest first.

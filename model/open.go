@@ -36,6 +36,10 @@ func Open(dsn string, pool PoolConfig) (*gorm.DB, error) {
 	// prepared-statement cache would prepare and close every statement run
 	// inside a transaction — three round trips for one (the bench counted them).
 	cfg.InterpolateParams = true
+	// Several statements in one round trip (a status move and its event; the
+	// held statements of a transaction, model/batch.go). Every argument is
+	// still escaped by the driver's interpolation.
+	cfg.MultiStatements = true
 	// MariaDB < 11.1 knows only tx_isolation, MySQL 8 only transaction_isolation.
 	var db *gorm.DB
 	for _, v := range []string{"transaction_isolation", "tx_isolation"} {

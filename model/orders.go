@@ -138,15 +138,21 @@ func (s *Store) MoveOrder(ctx context.Context, id int64, orderNo string, m Order
 		u.and("claim_token = ?", m.Token)
 	}
 	q, args := u.sql()
+	ev := Event{
+		ObjectType: "order", ObjectNo: orderNo,
+		FromStatus: m.From.String(), ToStatus: m.To.String(),
+		Reason: m.Reason, CreatedAt: m.At,
+	}
+	if !s.d.sqlite {
+		// The move and its event in one round trip.
+		n, err := s.exec(ctx, q+";\n"+insertEventIfMoved, append(args, ev.args()...)...)
+		return n == 1, err
+	}
 	n, err := s.exec(ctx, q, args...)
 	if err != nil || n == 0 {
 		return false, err
 	}
-	return true, s.InsertEvent(ctx, Event{
-		ObjectType: "order", ObjectNo: orderNo,
-		FromStatus: m.From.String(), ToStatus: m.To.String(),
-		Reason: m.Reason, CreatedAt: m.At,
-	})
+	return true, s.InsertEvent(ctx, ev)
 }
 
 // TakeOverClaim lets a task redelivered after its lease expired take over the

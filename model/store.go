@@ -18,8 +18,9 @@ var ErrNotFound = errors.New("not found")
 
 // Store runs the ledger's SQL, either on the pool or inside one transaction.
 type Store struct {
-	db *gorm.DB
-	d  dialect
+	db   *gorm.DB
+	d    dialect
+	held *held // inside a MySQL transaction: statements waiting for the next round trip
 }
 
 // NewStore wraps an open database.
@@ -47,7 +48,14 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	var err error
 	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			return fn(&Store{db: tx, d: s.d})
+			ts := &Store{db: tx, d: s.d}
+			if !s.d.sqlite {
+				ts.held = &held{}
+			}
+			if err := fn(ts); err != nil {
+				return err
+			}
+			return ts.flush(ctx)
 		})
 		if !isRetryableTxError(err) || ctx.Err() != nil {
 			return err
@@ -60,6 +68,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 // insert runs an INSERT and returns the id the database gave the new row,
 // from the statement's own result: no second round trip to ask for it.
 func (s *Store) insert(ctx context.Context, query string, args ...any) (int64, error) {
+	query, args = s.withHeld(query, args)
 	res, err := s.db.Statement.ConnPool.ExecContext(ctx, s.d.rewrite(query), s.d.args(args)...)
 	if err != nil {
 		return 0, err
@@ -67,13 +76,19 @@ func (s *Store) insert(ctx context.Context, query string, args ...any) (int64, e
 	return res.LastInsertId()
 }
 
+// exec runs a statement (with any held ones before it) and returns its
+// rows-affected count.
 func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	query, args = s.withHeld(query, args)
 	res := s.db.WithContext(ctx).Exec(s.d.rewrite(query), s.d.args(args)...)
 	return res.RowsAffected, res.Error
 }
 
 // first scans one row into dst, mapping "no row" to ErrNotFound.
 func (s *Store) first(ctx context.Context, dst any, query string, args ...any) error {
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
 	res := s.db.WithContext(ctx).Raw(s.d.rewrite(query), s.d.args(args)...).Scan(dst)
 	if res.Error != nil {
 		return res.Error
@@ -85,6 +100,9 @@ func (s *Store) first(ctx context.Context, dst any, query string, args ...any) e
 }
 
 func (s *Store) all(ctx context.Context, dst any, query string, args ...any) error {
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
 	return s.db.WithContext(ctx).Raw(s.d.rewrite(query), s.d.args(args)...).Scan(dst).Error
 }
 
@@ -128,6 +146,10 @@ func mysqlErrno(err error) uint16 {
 // insertIgnoringDuplicate runs an INSERT and reports whether it added a row;
 // a unique-key violation means "already there" and is not an error.
 func (s *Store) insertIgnoringDuplicate(ctx context.Context, query string, args ...any) (bool, error) {
+	// Alone: a violation must be this statement's, not a held one's.
+	if err := s.flush(ctx); err != nil {
+		return false, err
+	}
 	_, err := s.exec(ctx, query, args...)
 	if IsDuplicate(err) {
 		return false, nil

@@ -59,9 +59,10 @@ func (s *Store) TakePendingSlot(ctx context.Context, userID int64, max int) (boo
 }
 
 // ReleasePendingSlot gives a pending-order slot back when an order leaves pending.
+// Its result is never needed, so inside a transaction it waits for the next
+// statement's round trip.
 func (s *Store) ReleasePendingSlot(ctx context.Context, userID int64) error {
-	_, err := s.exec(ctx, `UPDATE users SET pending_orders = pending_orders - 1 WHERE id = ? AND pending_orders > 0`, userID)
-	return err
+	return s.later(ctx, `UPDATE users SET pending_orders = pending_orders - 1 WHERE id = ? AND pending_orders > 0`, userID)
 }
 
 // CreditWallet adds amount to the user's balance once per ref.

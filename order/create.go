@@ -134,7 +134,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		if err := lockStock(ctx, tx, p, o); err != nil {
 			return err
 		}
-		if _, err := tx.InsertStockFlow(ctx, p.ID, o.ID, model.FlowLock, o.Quantity, now); err != nil {
+		if err := tx.RecordStockFlow(ctx, p.ID, o.ID, model.FlowLock, o.Quantity, now); err != nil {
 			return err
 		}
 		if req.IdempotencyKey != "" {
@@ -142,11 +142,11 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 				return err
 			}
 		}
-		closeTask = closeRow(o.OrderNo, 1, o.ExpireAt, now)
-		if err := tx.InsertOutbox(ctx, closeTask); err != nil {
+		if err := tx.InsertEvent(ctx, model.Event{ObjectType: "order", ObjectNo: o.OrderNo, FromStatus: "-", ToStatus: o.Status.String(), Reason: "created", CreatedAt: now}); err != nil {
 			return err
 		}
-		return tx.InsertEvent(ctx, model.Event{ObjectType: "order", ObjectNo: o.OrderNo, FromStatus: "-", ToStatus: o.Status.String(), Reason: "created", CreatedAt: now})
+		closeTask = closeRow(o.OrderNo, 1, o.ExpireAt, now)
+		return tx.InsertOutbox(ctx, closeTask)
 	})
 	if err != nil {
 		if limited {

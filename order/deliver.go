@@ -84,8 +84,9 @@ func applyEffect(ctx context.Context, tx *model.Store, o *model.Order, p *model.
 			// The keys locked at creation are gone: never deliver fewer than paid for.
 			return fmt.Errorf("order %s has %d locked keys, want %d", o.OrderNo, n, o.Quantity)
 		}
-		_, err = tx.InsertStockFlow(ctx, o.ProductID, o.ID, model.FlowSell, o.Quantity, now)
-		return err
+		// The effect row claimed in this transaction was fresh, so the sale
+		// cannot have been recorded before.
+		return tx.RecordStockFlow(ctx, o.ProductID, o.ID, model.FlowSell, o.Quantity, now)
 	case model.KindRecharge:
 		_, err := tx.CreditWallet(ctx, o.UserID, "credit", "order:"+o.OrderNo, p.CreditCents*int64(o.Quantity), now)
 		return err
