@@ -31,14 +31,42 @@ type Order struct {
 	ClosedAt    *time.Time
 }
 
+const orderColumns = `orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, created_at, updated_at, expire_at)`
+
+func (o *Order) insertArgs() []any {
+	return []any{o.OrderNo, o.UserID, o.ProductID, o.Kind, o.Quantity, o.AmountCents, o.Status, o.CreatedAt, o.UpdatedAt, o.ExpireAt}
+}
+
 // InsertOrder creates a pending order and sets its ID.
 func (s *Store) InsertOrder(ctx context.Context, o *Order) error {
-	id, err := s.insert(ctx,
-		`INSERT INTO orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, created_at, updated_at, expire_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		o.OrderNo, o.UserID, o.ProductID, o.Kind, o.Quantity, o.AmountCents, o.Status, o.CreatedAt, o.UpdatedAt, o.ExpireAt)
+	id, err := s.insert(ctx, `INSERT INTO `+orderColumns+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.insertArgs()...)
 	o.ID = id
 	return err
+}
+
+// InsertOrderInSlot takes one of the buyer's pending-order slots (at most
+// max) and creates the pending order, setting its ID — on MySQL in one round
+// trip, the INSERT running only if the slot UPDATE changed the buyer's row.
+// false, with nothing written, means the buyer already holds max.
+func (s *Store) InsertOrderInSlot(ctx context.Context, o *Order, max int) (bool, error) {
+	if s.d.sqlite {
+		ok, err := s.TakePendingSlot(ctx, o.UserID, max)
+		if !ok || err != nil {
+			return false, err
+		}
+		return true, s.InsertOrder(ctx, o)
+	}
+	res, err := s.execResult(ctx, takePendingSlot+";\n"+
+		`INSERT INTO `+orderColumns+` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() > 0`,
+		append([]any{o.UserID, max}, o.insertArgs()...)...)
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); n == 0 || err != nil {
+		return false, err
+	}
+	o.ID, err = res.LastInsertId()
+	return true, err
 }
 
 // OrderByNo loads an order by its number.

@@ -5,6 +5,7 @@ package model
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"time"
 
@@ -68,12 +69,18 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 // insert runs an INSERT and returns the id the database gave the new row,
 // from the statement's own result: no second round trip to ask for it.
 func (s *Store) insert(ctx context.Context, query string, args ...any) (int64, error) {
-	query, args = s.withHeld(query, args)
-	res, err := s.db.Statement.ConnPool.ExecContext(ctx, s.d.rewrite(query), s.d.args(args)...)
+	res, err := s.execResult(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+// execResult runs a statement (with any held ones before it) and returns the
+// driver's result: both the insert id and the rows affected.
+func (s *Store) execResult(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	query, args = s.withHeld(query, args)
+	return s.db.Statement.ConnPool.ExecContext(ctx, s.d.rewrite(query), s.d.args(args)...)
 }
 
 // exec runs a statement (with any held ones before it) and returns its

@@ -54,9 +54,11 @@ func (s *Store) UserByTokenHash(ctx context.Context, hash string) (*User, error)
 // TakePendingSlot counts one more pending order for the buyer if that keeps
 // them at or under max; false means the cap is reached.
 func (s *Store) TakePendingSlot(ctx context.Context, userID int64, max int) (bool, error) {
-	n, err := s.exec(ctx, `UPDATE users SET pending_orders = pending_orders + 1 WHERE id = ? AND pending_orders < ?`, userID, max)
+	n, err := s.exec(ctx, takePendingSlot, userID, max)
 	return n == 1, err
 }
+
+const takePendingSlot = `UPDATE users SET pending_orders = pending_orders + 1 WHERE id = ? AND pending_orders < ?`
 
 // ReleasePendingSlot gives a pending-order slot back when an order leaves pending.
 // Its result is never needed, so inside a transaction it waits for the next

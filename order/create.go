@@ -121,15 +121,12 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		Status: model.OrderPending, CreatedAt: now, UpdatedAt: now, ExpireAt: now.Add(s.set.OrderTTL),
 	}
 	err = s.store.InTx(ctx, func(tx *model.Store) error {
-		ok, err := tx.TakePendingSlot(ctx, req.UserID, s.set.MaxPending)
+		ok, err := tx.InsertOrderInSlot(ctx, o, s.set.MaxPending)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return ErrTooManyPending
-		}
-		if err := tx.InsertOrder(ctx, o); err != nil {
-			return err
 		}
 		if err := lockStock(ctx, tx, p, o); err != nil {
 			return err

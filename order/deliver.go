@@ -33,14 +33,8 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 	}
 	now := s.clock.Now()
 	err = s.store.InTx(ctx, func(tx *model.Store) error {
-		fresh, err := tx.ClaimEffect(ctx, o.ID, string(o.Kind), "", now)
-		if err != nil {
-			return err
-		}
-		if fresh {
-			if err := applyEffect(ctx, tx, o, p, now); err != nil {
-				return fmt.Errorf("deliver %s: %w", o.Kind, err)
-			}
+		if err := applyEffectOnce(ctx, tx, o, p, now); err != nil {
+			return fmt.Errorf("deliver %s: %w", o.Kind, err)
 		}
 		// Inside the transaction: a crash here rolls the effect back with it.
 		if err := failpoint.Inject(failpoint.ActivateAfterEffect, o.OrderNo); err != nil {
@@ -73,20 +67,37 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 	return nil
 }
 
-func applyEffect(ctx context.Context, tx *model.Store, o *model.Order, p *model.Product, now time.Time) error {
-	switch o.Kind {
-	case model.KindCard:
-		n, err := tx.SellCards(ctx, o.ID, now)
-		if err != nil {
+// applyEffectOnce records the order's effect (its primary key makes it
+// once-only) and, if the record is fresh, applies it.
+func applyEffectOnce(ctx context.Context, tx *model.Store, o *model.Order, p *model.Product, now time.Time) error {
+	if o.Kind == model.KindCard {
+		fresh, sold, err := tx.ClaimCardSale(ctx, o.ID, now)
+		if !fresh || err != nil {
 			return err
 		}
-		if n != int64(o.Quantity) {
-			// The keys locked at creation are gone: never deliver fewer than paid for.
-			return fmt.Errorf("order %s has %d locked keys, want %d", o.OrderNo, n, o.Quantity)
-		}
-		// The effect row claimed in this transaction was fresh, so the sale
-		// cannot have been recorded before.
-		return tx.RecordStockFlow(ctx, o.ProductID, o.ID, model.FlowSell, o.Quantity, now)
+		return recordSale(ctx, tx, o, sold, now)
+	}
+	fresh, err := tx.ClaimEffect(ctx, o.ID, string(o.Kind), "", now)
+	if !fresh || err != nil {
+		return err
+	}
+	return applyEffect(ctx, tx, o, p, now)
+}
+
+// recordSale checks a card order got every key it paid for and records the sale.
+func recordSale(ctx context.Context, tx *model.Store, o *model.Order, n int64, now time.Time) error {
+	if n != int64(o.Quantity) {
+		// The keys locked at creation are gone: never deliver fewer than paid for.
+		return fmt.Errorf("order %s has %d locked keys, want %d", o.OrderNo, n, o.Quantity)
+	}
+	// The effect row claimed in this transaction was fresh, so the sale
+	// cannot have been recorded before.
+	return tx.RecordStockFlow(ctx, o.ProductID, o.ID, model.FlowSell, o.Quantity, now)
+}
+
+// applyEffect credits a recharge or extends a subscription.
+func applyEffect(ctx context.Context, tx *model.Store, o *model.Order, p *model.Product, now time.Time) error {
+	switch o.Kind {
 	case model.KindRecharge:
 		_, err := tx.CreditWallet(ctx, o.UserID, "credit", "order:"+o.OrderNo, p.CreditCents*int64(o.Quantity), now)
 		return err

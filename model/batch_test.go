@@ -1,0 +1,74 @@
+package model_test
+
+import (
+	"testing"
+
+	"orderflow/model"
+)
+
+// The batched forms answer exactly like the statements they join: a move
+// that finds its order already moved writes no event; a full buyer gets no
+// order; a repeated card effect sells nothing and leaves the transaction
+// usable.
+func TestBatchedStatementsAnswerLikeSingleOnes(t *testing.T) {
+	b := setup(t)
+	o := b.order(t, model.OrderPending)
+	move := model.OrderMove{From: model.OrderPending, To: model.OrderPaid, Reason: "payment", At: b.now}
+	for i, want := range []bool{true, false} {
+		var moved bool
+		err := b.store.InTx(b.ctx, func(tx *model.Store) error {
+			var err error
+			moved, err = tx.MoveOrder(b.ctx, o.ID, o.OrderNo, move)
+			return err
+		})
+		if err != nil || moved != want {
+			t.Fatalf("move %d: moved %v err %v, want %v", i+1, moved, err, want)
+		}
+	}
+	if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ? AND to_status = 'paid'`, o.OrderNo); n != 1 {
+		t.Errorf("paid events = %d, want 1 (the refused move wrote one)", n)
+	}
+
+	b.exec(t, `INSERT INTO users (id, name, token_hash, pending_orders, created_at) VALUES (7, 'u', 'h7', 1, ?)`, b.now)
+	for i, want := range []bool{true, false} {
+		no := "TSLOT" + string(rune('A'+i))
+		n := &model.Order{OrderNo: no, UserID: 7, ProductID: 1, Kind: model.KindCard, Quantity: 1, AmountCents: 1,
+			Status: model.OrderPending, CreatedAt: b.now, UpdatedAt: b.now, ExpireAt: b.now}
+		var ok bool
+		err := b.store.InTx(b.ctx, func(tx *model.Store) error {
+			var err error
+			ok, err = tx.InsertOrderInSlot(b.ctx, n, 2)
+			return err
+		})
+		if err != nil || ok != want || (ok && n.ID == 0) || (!ok && b.count(t, `SELECT COUNT(*) FROM orders WHERE order_no = ?`, no) != 0) {
+			t.Fatalf("slot %d: ok %v id %d err %v, want ok %v", i+1, ok, n.ID, err, want)
+		}
+	}
+	if n := b.count(t, `SELECT pending_orders FROM users WHERE id = 7`); n != 2 {
+		t.Errorf("pending_orders = %d, want 2 (the cap)", n)
+	}
+
+	c := b.order(t, model.OrderClaimed)
+	b.exec(t, `INSERT INTO card_keys (product_id, code, status, order_id, updated_at) VALUES (1, 'BATCH-K1', 'LOCKED', ?, ?)`, c.ID, b.now)
+	for i, want := range []struct {
+		fresh bool
+		sold  int64
+	}{{true, 1}, {false, 0}} {
+		var fresh bool
+		var sold int64
+		err := b.store.InTx(b.ctx, func(tx *model.Store) error {
+			var err error
+			if fresh, sold, err = tx.ClaimCardSale(b.ctx, c.ID, b.now); err != nil {
+				return err
+			}
+			// The transaction goes on after a repeated effect.
+			return tx.InsertEvent(b.ctx, model.Event{ObjectType: "order", ObjectNo: c.OrderNo, FromStatus: "x", ToStatus: "y", Reason: "after", CreatedAt: b.now})
+		})
+		if err != nil || fresh != want.fresh || sold != want.sold {
+			t.Fatalf("card sale %d: fresh %v sold %d err %v, want %+v", i+1, fresh, sold, err, want)
+		}
+	}
+	if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ? AND reason = 'after'`, c.OrderNo); n != 2 {
+		t.Errorf("events after the sale = %d, want 2 (both transactions committed)", n)
+	}
+}
