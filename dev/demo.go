@@ -45,17 +45,25 @@ func RunDemo(ctx context.Context, s *System, out io.Writer) error {
 	}
 	// The unpaid order, the late payment and the group-buy wait on clocks;
 	// they run side by side with the quick ones.
-	steps := []func(context.Context) (string, error){
-		d.paidAndDelivered, d.topUp, d.leftUnpaid, d.paidLate, d.groupBuy,
+	steps := []struct {
+		name string
+		run  func(context.Context) (string, error)
+	}{
+		{"paid and delivered", d.paidAndDelivered}, {"wallet top-up", d.topUp}, {"left unpaid", d.leftUnpaid},
+		{"paid after closing", d.paidLate}, {"group-buy", d.groupBuy},
 	}
 	lines, errs := make([]string, len(steps)), make([]error, len(steps))
 	var wg sync.WaitGroup
 	for i, step := range steps {
-		wg.Go(func() { lines[i], errs[i] = step(ctx) })
+		wg.Go(func() {
+			if lines[i], errs[i] = step.run(ctx); errs[i] != nil {
+				lines[i], errs[i] = "failed: "+errs[i].Error(), fmt.Errorf("%s: %w", step.name, errs[i])
+			}
+		})
 	}
 	wg.Wait()
 	for i, l := range lines {
-		fmt.Fprintf(out, "%d. %s\n", i+1, l)
+		fmt.Fprintf(out, "%d. %-20s %s\n", i+1, steps[i].name, l)
 	}
 	return errors.Join(errs...)
 }
@@ -100,16 +108,16 @@ func history(o *order.AdminView) string {
 func (d *demo) paidAndDelivered(ctx context.Context) (string, error) {
 	o, err := d.create(ctx, d.seeded.CardProductID)
 	if err != nil {
-		return "paid and delivered: " + err.Error(), err
+		return "", err
 	}
 	if _, _, err := d.pay.Pay(ctx, o.OrderNo, o.AmountCents, ""); err != nil {
-		return "paid and delivered: " + err.Error(), err
+		return "", err
 	}
 	f, err := d.await(ctx, o.OrderNo, 10*time.Second, status("finished"))
 	if err != nil {
-		return "paid and delivered: " + err.Error(), err
+		return "", err
 	}
-	return fmt.Sprintf("paid and delivered   %s  %s; paid→finished %v; key %v",
+	return fmt.Sprintf("%s  %s; paid→finished %v; key %v",
 		o.OrderNo, history(f), f.FinishedAt.Sub(*f.PaidAt).Round(time.Millisecond), f.Cards), nil
 }
 
@@ -124,7 +132,7 @@ func (d *demo) balance(ctx context.Context) (int64, error) {
 func (d *demo) topUp(ctx context.Context) (string, error) {
 	before, err := d.balance(ctx)
 	if err != nil {
-		return "wallet top-up: " + err.Error(), err
+		return "", err
 	}
 	o, err := d.create(ctx, d.seeded.RechargeProductID)
 	if err == nil {
@@ -134,10 +142,10 @@ func (d *demo) topUp(ctx context.Context) (string, error) {
 		_, err = d.await(ctx, o.OrderNo, 10*time.Second, status("finished"))
 	}
 	if err != nil {
-		return "wallet top-up: " + err.Error(), err
+		return "", err
 	}
 	after, err := d.balance(ctx)
-	return fmt.Sprintf("wallet top-up        %s  finished; the buyer's wallet %d → %d cents", o.OrderNo, before, after), err
+	return fmt.Sprintf("%s  finished; the buyer's wallet %d → %d cents", o.OrderNo, before, after), err
 }
 
 func (d *demo) stock(ctx context.Context) (int64, error) {
@@ -151,36 +159,36 @@ func (d *demo) stock(ctx context.Context) (int64, error) {
 func (d *demo) leftUnpaid(ctx context.Context) (string, error) {
 	o, err := d.create(ctx, d.seeded.CardProductID)
 	if err != nil {
-		return "left unpaid: " + err.Error(), err
+		return "", err
 	}
 	c, err := d.await(ctx, o.OrderNo, DemoOrderTTL+10*time.Second, status("closed"))
 	if err != nil {
-		return "left unpaid: " + err.Error(), err
+		return "", err
 	}
-	return fmt.Sprintf("left unpaid          %s  %s %v after its expiry; its key went back on sale",
+	return fmt.Sprintf("%s  %s %v after its expiry; its key went back on sale",
 		o.OrderNo, history(c), c.ClosedAt.Sub(c.ExpireAt).Round(time.Millisecond)), nil
 }
 
 func (d *demo) paidLate(ctx context.Context) (string, error) {
 	o, err := d.create(ctx, d.seeded.CardProductID)
 	if err != nil {
-		return "paid late: " + err.Error(), err
+		return "", err
 	}
 	if _, err = d.await(ctx, o.OrderNo, DemoOrderTTL+10*time.Second, status("closed")); err != nil {
-		return "paid late: " + err.Error(), err
+		return "", err
 	}
 	trade, code, err := d.pay.Pay(ctx, o.OrderNo, o.AmountCents, "")
 	if err != nil {
-		return "paid late: " + err.Error(), err
+		return "", err
 	}
 	r, err := d.await(ctx, o.OrderNo, 15*time.Second, func(v *order.AdminView) bool {
 		return len(v.Refunds) == 1 && v.Refunds[0].Status == "succeeded"
 	})
 	if err != nil {
-		return "paid late: " + err.Error(), err
+		return "", err
 	}
 	stock, err := d.stock(ctx)
-	return fmt.Sprintf("paid after closing   %s  closed, then trade %s arrived (answered %d): recorded, not delivered; refund %s %s for %d cents; card stock now %d",
+	return fmt.Sprintf("%s  closed, then trade %s arrived (answered %d): recorded, not delivered; refund %s %s for %d cents; card stock now %d",
 		o.OrderNo, trade, code, r.Refunds[0].RefundNo, r.Refunds[0].Status, r.Refunds[0].AmountCents, stock), err
 }
 
@@ -190,28 +198,28 @@ func (d *demo) groupBuy(ctx context.Context) (string, error) {
 	if err := d.api.call(ctx, "POST", "/api/v1/groups", d.buyer, map[string]any{
 		"title": "Demo: a year of VIP", "price_cents": 2500, "deadline": deadline.Format(time.RFC3339),
 	}, &g); err != nil {
-		return "group-buy: " + err.Error(), err
+		return "", err
 	}
 	for _, name := range []string{"alice", "bob", "carol"} {
 		var u struct {
 			Token string `json:"token"`
 		}
 		if err := d.api.call(ctx, "POST", "/api/v1/admin/users", d.admin, map[string]any{"name": name, "balance_cents": 10000}, &u); err != nil {
-			return "group-buy: " + err.Error(), err
+			return "", err
 		}
 		if err := d.api.call(ctx, "POST", "/api/v1/groups/"+g.GroupNo+"/join", u.Token, nil, nil); err != nil {
-			return "group-buy: " + err.Error(), err
+			return "", err
 		}
 	}
 	for end := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if err := d.api.call(ctx, "GET", "/api/v1/groups/"+g.GroupNo, d.buyer, nil, &g); err != nil {
-			return "group-buy: " + err.Error(), err
+			return "", err
 		}
 		if g.Status == "settled" {
 			break
 		}
 		if time.Now().After(end) {
-			return "group-buy: still " + g.Status, fmt.Errorf("group %s still %s", g.GroupNo, g.Status)
+			return "", fmt.Errorf("group %s still %s", g.GroupNo, g.Status)
 		}
 	}
 	charged := 0
@@ -220,6 +228,6 @@ func (d *demo) groupBuy(ctx context.Context) (string, error) {
 			charged++
 		}
 	}
-	return fmt.Sprintf("group-buy            %s  %d joined; settled at its deadline, %d charged %d cents each from their wallets",
+	return fmt.Sprintf("%s  %d joined; settled at its deadline, %d charged %d cents each from their wallets",
 		g.GroupNo, len(g.Participants), charged, g.PriceCents), nil
 }

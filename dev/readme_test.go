@@ -1,7 +1,6 @@
 package dev_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -66,18 +65,7 @@ func TestReadmeDevCommandAndWalkthrough(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	walk := exec.CommandContext(ctx, "./scripts/walkthrough.sh")
-	walk.Dir = root
-	walk.Env = append(env, "API=http://"+api, "PAYSIM=http://"+paysim, "ORDERFLOW_ADMIN_TOKEN="+token)
-	got, err := walk.CombinedOutput()
-	if err != nil {
-		t.Fatalf("walkthrough failed: %v\n%s", err, got)
-	}
-	if !strings.Contains(string(got), "finished") || !strings.Contains(string(got), `"cards":["`) {
-		t.Fatalf("walkthrough did not end with a delivered key:\n%s", got)
-	}
+	testenv.Walkthrough(t, root, env, api, paysim, token)
 
 	// The seeded card product is untouched by the walkthrough: 20 keys.
 	admin := &testenv.Client{Base: "http://" + api, Token: token}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -77,16 +76,5 @@ func TestReadmeRunCommandAndWalkthrough(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	walk := exec.CommandContext(ctx, "./scripts/walkthrough.sh")
-	walk.Dir = root
-	walk.Env = append(env, "API=http://"+api, "PAYSIM=http://"+paysim)
-	got, err := walk.CombinedOutput()
-	if err != nil {
-		t.Fatalf("walkthrough failed: %v\n%s", err, got)
-	}
-	if !strings.Contains(string(got), "finished") || !strings.Contains(string(got), `"cards":["`) {
-		t.Fatalf("walkthrough did not end with a delivered key:\n%s", got)
-	}
+	testenv.Walkthrough(t, root, env, api, paysim, "readme-admin-token-0123")
 }

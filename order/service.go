@@ -19,6 +19,7 @@ import (
 	"orderflow/outbox"
 	"orderflow/stock"
 	"orderflow/tasks"
+	"orderflow/ttlcache"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -47,7 +48,7 @@ type Service struct {
 	log       *zap.Logger
 	metrics   *metrics.Metrics
 	set       Settings
-	products  productCache
+	products  *ttlcache.Cache[int64, model.Product]
 }
 
 // Deps are what the service needs.
@@ -67,6 +68,7 @@ func New(d Deps, s Settings) *Service {
 	return &Service{
 		store: d.Store, rdb: d.Redis, stock: stock.NewCounter(d.Redis), relay: d.Relay,
 		inspector: d.Inspector, table: d.Tasks, clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s,
+		products: newProductCache(),
 	}
 }
 

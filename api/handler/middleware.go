@@ -44,7 +44,7 @@ func (h *Handler) requireUser(allowAdmin bool, next http.HandlerFunc) http.Handl
 		if allowAdmin && h.isAdmin(token) {
 			c.admin = true
 		} else {
-			id, err := h.tokens.userID(r.Context(), h.uc.Accounts, token)
+			id, err := h.uc.Accounts.UserID(r.Context(), token)
 			if err != nil {
 				writeError(w, r, h.log, err)
 				return

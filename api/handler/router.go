@@ -20,7 +20,6 @@ type Handler struct {
 	adminToken string
 	paySecret  string
 	sources    metrics.Sources
-	tokens     tokenCache
 }
 
 // NewRouter returns the API's routes.
