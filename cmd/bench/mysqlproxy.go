@@ -14,31 +14,18 @@ import (
 // commands it sends, by statement: the census of round trips per order. It
 // is only used in the census phase (it adds a hop to every round trip).
 type mysqlProxy struct {
-	ln       net.Listener
-	upstream string
-	counts   *counter
+	*countingProxy
 }
 
 func startMySQLProxy(upstream string) (*mysqlProxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	cp, err := listenCountingProxy(upstream)
 	if err != nil {
 		return nil, err
 	}
-	p := &mysqlProxy{ln: ln, upstream: upstream, counts: newCounter()}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.serve(c)
-		}
-	}()
+	p := &mysqlProxy{cp}
+	go cp.accept(p.serve)
 	return p, nil
 }
-
-func (p *mysqlProxy) addr() string { return p.ln.Addr().String() }
-func (p *mysqlProxy) close()       { p.ln.Close() }
 
 // MySQL client/server protocol command bytes.
 const (

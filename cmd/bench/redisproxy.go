@@ -13,31 +13,18 @@ import (
 // commands it sends (by command and key shape) and its write bursts — a
 // pipeline is one burst, so bursts approximate round trips.
 type redisProxy struct {
-	ln       net.Listener
-	upstream string
-	counts   *counter
+	*countingProxy
 }
 
 func startRedisProxy(upstream string) (*redisProxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	cp, err := listenCountingProxy(upstream)
 	if err != nil {
 		return nil, err
 	}
-	p := &redisProxy{ln: ln, upstream: upstream, counts: newCounter()}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.serve(c)
-		}
-	}()
+	p := &redisProxy{cp}
+	go cp.accept(p.serve)
 	return p, nil
 }
-
-func (p *redisProxy) addr() string { return p.ln.Addr().String() }
-func (p *redisProxy) close()       { p.ln.Close() }
 
 // burstReader counts the reads that returned data: one per client write
 // burst (a command, or a whole pipeline).
