@@ -332,6 +332,10 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 	}
 	cpu0 := w.snapshot()
 	r.E2E = &E2EReport{Workers: p.Workers, Pay: p.Pay}
+	if p.Profile != "" {
+		wait := captureProfiles(ctx, e, s, p.Profile, time.Now().Add(p.Warmup.D()), p.Steady.D())
+		defer wait()
+	}
 	if r.E2E.Closed, err = runClosedLoop(ctx, e, c); err != nil {
 		return fmt.Errorf("closed loop: %w", err)
 	}

@@ -20,27 +20,28 @@ type Params struct {
 	FloorWarmup Duration `json:"floor_warmup"` // discarded start of each floor point
 	FloorTime   Duration `json:"floor_time"`   // measured part of each floor point
 
-	Workers     int      `json:"workers"`       // queue worker processes
-	Concurrency int      `json:"concurrency"`   // ORDERFLOW_CONCURRENCY of each worker
-	DBMaxOpen   int      `json:"db_max_open"`   // ORDERFLOW_DB_MAX_OPEN of each worker
-	Clients     int      `json:"clients"`       // closed-loop HTTP clients (each: create, pay, repeat)
-	Backlog     int      `json:"backlog"`       // clients wait while this many activations are queued or running
-	Users       int      `json:"users"`         // buyers created through the admin API
-	Products    int      `json:"products"`      // card products orders spread over (floor and end to end)
-	Warmup      Duration `json:"warmup"`        // closed loop: discarded start
-	Steady      Duration `json:"steady"`        // closed loop: measured window
-	HalfTime    Duration `json:"half_time"`     // open loop at half the measured maximum
-	Pay         string   `json:"pay"`           // direct (signed POST /payments/notify) or paysim
-	CloseOrders int      `json:"close_orders"`  // orders expiring together
-	OrderTTL    Duration `json:"order_ttl"`     // ORDERFLOW_ORDER_TTL of the close-phase API
-	GroupSize   int      `json:"group_size"`    // participants of the settled group
-	GroupLead   Duration `json:"group_lead"`    // deadline distance from the group's creation
-	Census      int      `json:"census_orders"` // orders run through the counting proxies
-	Extra       []string `json:"extra_env"`     // extra ORDERFLOW_* for every child (experiments)
-	JSONPath    string   `json:"json_path"`     // where the JSON goes besides stdout
-	WorkDir     string   `json:"work_dir"`      // binaries and child logs
-	Deadline    Duration `json:"time_budget"`   // the whole run must fit in this
-	Drain       Duration `json:"drain_timeout"` // longest wait for a phase's orders to finish
+	Workers     int      `json:"workers"`               // queue worker processes
+	Concurrency int      `json:"concurrency"`           // ORDERFLOW_CONCURRENCY of each worker
+	DBMaxOpen   int      `json:"db_max_open"`           // ORDERFLOW_DB_MAX_OPEN of each worker
+	Clients     int      `json:"clients"`               // closed-loop HTTP clients (each: create, pay, repeat)
+	Backlog     int      `json:"backlog"`               // clients wait while this many activations are queued or running
+	Users       int      `json:"users"`                 // buyers created through the admin API
+	Products    int      `json:"products"`              // card products orders spread over (floor and end to end)
+	Warmup      Duration `json:"warmup"`                // closed loop: discarded start
+	Steady      Duration `json:"steady"`                // closed loop: measured window
+	HalfTime    Duration `json:"half_time"`             // open loop at half the measured maximum
+	Pay         string   `json:"pay"`                   // direct (signed POST /payments/notify) or paysim
+	CloseOrders int      `json:"close_orders"`          // orders expiring together
+	OrderTTL    Duration `json:"order_ttl"`             // ORDERFLOW_ORDER_TTL of the close-phase API
+	GroupSize   int      `json:"group_size"`            // participants of the settled group
+	GroupLead   Duration `json:"group_lead"`            // deadline distance from the group's creation
+	Census      int      `json:"census_orders"`         // orders run through the counting proxies
+	Extra       []string `json:"extra_env"`             // extra ORDERFLOW_* for every child (experiments)
+	JSONPath    string   `json:"json_path"`             // where the JSON goes besides stdout
+	WorkDir     string   `json:"work_dir"`              // binaries and child logs
+	Profile     string   `json:"profile_dir,omitempty"` // CPU profiles of the closed loop's steady window
+	Deadline    Duration `json:"time_budget"`           // the whole run must fit in this
+	Drain       Duration `json:"drain_timeout"`         // longest wait for a phase's orders to finish
 }
 
 // Duration prints as a Go duration in JSON.
@@ -144,6 +145,7 @@ func parseParams(args []string) (Params, error) {
 	fs.Var(&extra, "env", "extra KEY=VALUE settings for every child process, comma-separated (experiments only)")
 	fs.StringVar(&p.JSONPath, "json", p.JSONPath, "also write the JSON here")
 	fs.StringVar(&p.WorkDir, "work", p.WorkDir, "directory for binaries and child logs")
+	fs.StringVar(&p.Profile, "profile", p.Profile, "write CPU profiles of the API and workers over the closed loop's steady window into this directory")
 	fs.Var(&p.Deadline, "budget", "time budget of the whole run")
 	fs.Var(&p.Drain, "drain", "longest wait for a phase's orders to finish")
 	if err := fs.Parse(args); err != nil {

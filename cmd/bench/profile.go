@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// captureProfiles fetches a CPU profile of `seconds` from the API and each
+// worker (their admin-only /debug/pprof/profile) into dir/<name>.pprof,
+// starting at `at`; it returns at once and the wait func blocks until all
+// are written. Read them with `go tool pprof -top <binary> <file>`.
+func captureProfiles(ctx context.Context, e *benchEnv, s *stack, dir string, at time.Time, d time.Duration) (wait func()) {
+	var wg sync.WaitGroup
+	for _, c := range s.all() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(at)):
+			}
+			path := filepath.Join(dir, c.name+".pprof")
+			if err := fetchProfile(ctx, e, c.addr, path, d); err != nil {
+				logf("profile %s: %v", c.name, err)
+				return
+			}
+			logf("profile %s: %s", c.name, path)
+		}()
+	}
+	return wg.Wait
+}
+
+func fetchProfile(ctx context.Context, e *benchEnv, addr, path string, d time.Duration) error {
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+e.adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
