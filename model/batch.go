@@ -8,13 +8,17 @@ import (
 // held is a transaction's fire-and-forget statements — an event row, the
 // stock flow of a new order, a counter release — kept back to travel in the
 // same round trip as the transaction's next statement whose answer is needed,
-// or just before it commits. MySQL runs a multi-statement batch in order and
-// stops at the first error (which fails the transaction, as before); the
-// answer (rows affected, insert id) is the last statement's, the one the
-// caller asked about. SQLite is in-process: there statements run at once.
+// or with its COMMIT. The transaction's own START TRANSACTION waits the same
+// way for its first statement (see tx.go). MySQL runs a multi-statement
+// batch in order and stops at the first error (which fails the transaction,
+// as before); the answer (rows affected, insert id, the rows of a SELECT) is
+// the last statement's, the one the caller asked about. SQLite is
+// in-process: there statements run at once.
 type held struct {
 	queries []string
 	args    []any
+	begin   bool // START TRANSACTION not sent yet: it goes with the first statement
+	open    bool // START TRANSACTION sent, COMMIT or ROLLBACK not yet
 }
 
 // later runs query now, or — inside a MySQL transaction — with the next
@@ -30,24 +34,37 @@ func (s *Store) later(ctx context.Context, query string, args ...any) error {
 	return nil
 }
 
-// withHeld prefixes the held statements to query and empties the batch.
+// withHeld puts the waiting statements (and a waiting START TRANSACTION)
+// before query and empties the batch.
 func (s *Store) withHeld(query string, args []any) (string, []any) {
-	if s.held == nil || len(s.held.queries) == 0 {
+	h := s.held
+	if h == nil {
 		return query, args
 	}
-	q := strings.Join(append(s.held.queries, query), ";\n")
-	a := append(s.held.args, args...)
-	s.held.queries, s.held.args = nil, nil
+	queries := h.queries
+	if h.begin {
+		queries = append([]string{"START TRANSACTION"}, queries...)
+		h.begin, h.open = false, true
+	}
+	if len(queries) == 0 {
+		return query, args
+	}
+	q := strings.Join(append(queries, query), ";\n")
+	a := append(h.args, args...)
+	h.queries, h.args = nil, nil
 	return q, a
 }
 
-// flush sends the held statements on their own: before a read (which must
-// see them) and before the transaction commits.
+// flush sends the held statements on their own, before a statement whose
+// unique-key violation is an answer and so must be its own. A waiting START
+// TRANSACTION is not flushed: it cannot fail that way and rides along.
 func (s *Store) flush(ctx context.Context) error {
 	if s.held == nil || len(s.held.queries) == 0 {
 		return nil
 	}
-	q, a := strings.Join(s.held.queries, ";\n"), s.held.args
-	s.held.queries, s.held.args = nil, nil
+	h := s.held
+	q, a := strings.Join(h.queries, ";\n"), h.args
+	h.queries, h.args = nil, nil
+	q, a = s.withHeld(q, a) // a waiting START TRANSACTION goes first
 	return s.db.WithContext(ctx).Exec(q, a...).Error
 }

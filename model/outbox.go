@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -16,19 +17,21 @@ type OutboxRow struct {
 	CreatedAt time.Time
 }
 
-// InsertOutbox queues a task for the relay and sets r.ID to the new row's
-// id. A row with the same task ID already queued is left as it is, and r.ID
-// is 0: that row is its writer's (or the poller's) to deliver.
+// InsertOutbox queues a task for the relay in the caller's transaction:
+// inside a MySQL transaction it waits for the next round trip (batch.go). A
+// row with the same task ID already waiting is left as it is — the ID names
+// the task, so that row asks for the same one.
 func (s *Store) InsertOutbox(ctx context.Context, r *OutboxRow) error {
-	id, err := s.insert(ctx,
-		`INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES (?, ?, ?, ?, ?)`,
-		r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt)
-	if IsDuplicate(err) {
-		id, err = 0, nil
+	r.CreatedAt = r.CreatedAt.UTC().Truncate(time.Millisecond) // as stored: Key() must match it
+	if s.d.sqlite {
+		_, err := s.insertIgnoringDuplicate(ctx, insertOutbox, r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt)
+		return err
 	}
-	r.ID = id
-	return err
+	return s.later(ctx, insertOutbox+` ON DUPLICATE KEY UPDATE task_id = task_id`,
+		r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt)
 }
+
+const insertOutbox = `INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES (?, ?, ?, ?, ?)`
 
 // OutboxBatch returns up to limit rows, oldest first, optionally only those with the given task IDs.
 func (s *Store) OutboxBatch(ctx context.Context, taskIDs []string, limit int) ([]OutboxRow, error) {
@@ -41,12 +44,33 @@ func (s *Store) OutboxBatch(ctx context.Context, taskIDs []string, limit int) ([
 	return out, err
 }
 
-// DeleteOutbox removes rows whose tasks asynq now holds, by primary key.
-func (s *Store) DeleteOutbox(ctx context.Context, ids []int64) error {
-	if len(ids) == 0 {
+// OutboxKey names one outbox row without its id, which the writer never
+// reads back: its task ID and the millisecond it was written. A later row
+// with the same task ID (written after this one was gone) is not this one.
+type OutboxKey struct {
+	TaskID    string
+	CreatedAt time.Time
+}
+
+// Key returns the row's key.
+func (r *OutboxRow) Key() OutboxKey { return OutboxKey{TaskID: r.TaskID, CreatedAt: r.CreatedAt} }
+
+// DeleteOutbox removes the rows of tasks asynq now holds.
+func (s *Store) DeleteOutbox(ctx context.Context, keys []OutboxKey) error {
+	if len(keys) == 0 {
 		return nil
 	}
-	_, err := s.exec(ctx, `DELETE FROM outbox WHERE id IN ?`, ids)
+	var q strings.Builder
+	q.WriteString(`DELETE FROM outbox WHERE `)
+	args := make([]any, 0, 2*len(keys))
+	for i, k := range keys {
+		if i > 0 {
+			q.WriteString(" OR ")
+		}
+		q.WriteString(`(task_id = ? AND created_at = ?)`)
+		args = append(args, k.TaskID, k.CreatedAt)
+	}
+	_, err := s.exec(ctx, q.String(), args...)
 	return err
 }
 

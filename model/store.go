@@ -7,7 +7,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	sqlite "github.com/glebarez/go-sqlite"
 	"github.com/go-sql-driver/mysql"
@@ -38,34 +37,6 @@ func (s *Store) Dialect() string {
 // DB returns the underlying gorm handle (for health checks and tests).
 func (s *Store) DB() *gorm.DB { return s.db }
 
-// maxTxAttempts bounds how often a transaction that lost a deadlock is re-run:
-// InnoDB picks a victim and rolls it back whole, so re-running is safe, but an
-// unbounded loop would hide a real locking bug.
-const maxTxAttempts = 4
-
-// InTx runs fn in one transaction on a Store bound to it. A deadlock or lock
-// wait timeout rolls back and re-runs fn, at most maxTxAttempts times.
-func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
-	var err error
-	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
-		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			ts := &Store{db: tx, d: s.d}
-			if !s.d.sqlite {
-				ts.held = &held{}
-			}
-			if err := fn(ts); err != nil {
-				return err
-			}
-			return ts.flush(ctx)
-		})
-		if !isRetryableTxError(err) || ctx.Err() != nil {
-			return err
-		}
-		time.Sleep(time.Duration(attempt*attempt) * 5 * time.Millisecond)
-	}
-	return err
-}
-
 // insert runs an INSERT and returns the id the database gave the new row,
 // from the statement's own result: no second round trip to ask for it.
 func (s *Store) insert(ctx context.Context, query string, args ...any) (int64, error) {
@@ -93,9 +64,7 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, err
 
 // first scans one row into dst, mapping "no row" to ErrNotFound.
 func (s *Store) first(ctx context.Context, dst any, query string, args ...any) error {
-	if err := s.flush(ctx); err != nil {
-		return err
-	}
+	query, args = s.withHeld(query, args) // the read sees them: they run first
 	res := s.db.WithContext(ctx).Raw(s.d.rewrite(query), s.d.args(args)...).Scan(dst)
 	if res.Error != nil {
 		return res.Error
@@ -107,9 +76,7 @@ func (s *Store) first(ctx context.Context, dst any, query string, args ...any) e
 }
 
 func (s *Store) all(ctx context.Context, dst any, query string, args ...any) error {
-	if err := s.flush(ctx); err != nil {
-		return err
-	}
+	query, args = s.withHeld(query, args)
 	return s.db.WithContext(ctx).Raw(s.d.rewrite(query), s.d.args(args)...).Scan(dst).Error
 }
 

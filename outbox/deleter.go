@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// deleteBatch bounds one DELETE's id list.
+// deleteBatch bounds one DELETE's list of rows.
 const deleteBatch = 500
 
 // deleteLinger is how long a delete loop waits for more rows before it
@@ -32,12 +32,12 @@ type deleter struct {
 	log   *zap.Logger
 
 	mu      sync.Mutex
-	ids     []int64
+	ids     []model.OutboxKey
 	running bool
 }
 
 // add queues ids for deletion and starts a delete loop unless one runs.
-func (d *deleter) add(ids []int64) {
+func (d *deleter) add(ids []model.OutboxKey) {
 	if len(ids) == 0 {
 		return
 	}
@@ -67,7 +67,7 @@ func (d *deleter) run() {
 			d.mu.Unlock()
 			return
 		}
-		batch := append([]int64(nil), d.ids[:n]...)
+		batch := append([]model.OutboxKey(nil), d.ids[:n]...)
 		d.ids = d.ids[n:]
 		d.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -65,21 +65,21 @@ func (r *Relay) Send(ctx context.Context, taskIDs ...string) {
 
 // SendRows is Send for rows the caller has just committed and still holds:
 // no read back, and the rows are deleted in the background (see deleter).
-// A row without an ID was not inserted by the caller (its task ID was
-// already queued) and is left to whoever queued it and to the poller.
+// If the caller's row met one already waiting with its task ID, this sends
+// that task: asynq takes it once, and the waiting row is done too.
 func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fastPathTimeout)
 	defer cancel()
-	done := make([]int64, 0, len(rows))
+	done := make([]model.OutboxKey, 0, len(rows))
 	for _, row := range rows {
-		if row == nil || row.ID == 0 {
+		if row == nil {
 			continue
 		}
 		if err := r.enqueue(ctx, row); err != nil {
 			r.log.Warn("outbox fast path failed; poller will retry", zap.String("task_id", row.TaskID), zap.Error(err))
 			continue
 		}
-		done = append(done, row.ID)
+		done = append(done, row.Key())
 	}
 	r.deleter.add(done)
 }
@@ -125,7 +125,7 @@ func (r *Relay) Run(ctx context.Context, interval time.Duration) {
 // push enqueues rows and deletes those asynq now holds, in one statement,
 // before it returns: the poller's next batch must not read them again.
 func (r *Relay) push(ctx context.Context, rows []model.OutboxRow) (int, error) {
-	done := make([]int64, 0, len(rows))
+	done := make([]model.OutboxKey, 0, len(rows))
 	var firstErr error
 	for i := range rows {
 		err := r.enqueue(ctx, &rows[i])
@@ -136,7 +136,7 @@ func (r *Relay) push(ctx context.Context, rows []model.OutboxRow) (int, error) {
 			firstErr = err
 			break
 		}
-		done = append(done, rows[i].ID)
+		done = append(done, rows[i].Key())
 	}
 	if err := r.store.DeleteOutbox(context.WithoutCancel(ctx), done); err != nil {
 		return 0, err

@@ -143,7 +143,8 @@ func censusSide(sqlT, redisT, idleSQL, idleRedis tally, n, idleSecs float64) Cen
 	}
 	s.RedisCommands = round2(float64(redisCmds) / n)
 	for k, v := range sqlT.byName {
-		if k == "query   START TRANSACTION" || k == "query   BEGIN" {
+		// The product starts a transaction with its first statement's round trip.
+		if q := strings.TrimPrefix(k, "query   "); strings.HasPrefix(q, "START TRANSACTION") || q == "BEGIN" {
 			s.Transactions += float64(v)
 		}
 	}

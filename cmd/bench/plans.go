@@ -32,7 +32,7 @@ func hotStatements(orderID int64, orderNo, taskID string, productID, userID int6
 		{"UserByTokenHash", "SELECT * FROM users WHERE token_hash = '" + tokenHash + "'"},
 		{"Outbox fast path (OutboxBatch by task_id)", fmt.Sprintf("SELECT * FROM outbox WHERE task_id IN ('%s') ORDER BY id LIMIT 1", taskID)},
 		{"Outbox poller (OutboxBatch)", "SELECT * FROM outbox ORDER BY id LIMIT 200"},
-		{"DeleteOutbox", "DELETE FROM outbox WHERE id IN (1, 2)"},
+		{"DeleteOutbox", fmt.Sprintf("DELETE FROM outbox WHERE (task_id = '%s' AND created_at = NOW(3)) OR (task_id = 'x' AND created_at = NOW(3))", taskID)},
 		{"OutboxBacklog (/metrics)", "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox"},
 		{"OutboxHas (sweeps)", fmt.Sprintf("SELECT COUNT(*) FROM outbox WHERE task_id = '%s'", taskID)},
 		{"PendingOrders (reconcile)", "SELECT * FROM orders WHERE status = 1 AND expire_at < NOW(3) ORDER BY expire_at LIMIT 100"},

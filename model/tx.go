@@ -1,0 +1,102 @@
+package model
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// maxTxAttempts bounds how often a transaction that lost a deadlock is re-run:
+// InnoDB picks a victim and rolls it back whole, so re-running is safe, but an
+// unbounded loop would hide a real locking bug.
+const maxTxAttempts = 4
+
+// InTx runs fn in one transaction on a Store bound to it. A deadlock or lock
+// wait timeout rolls back and re-runs fn, at most maxTxAttempts times. Called
+// on a Store that is already inside a MySQL transaction, fn joins it.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
+	if s.held != nil {
+		return fn(s)
+	}
+	var err error
+	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
+		if s.d.sqlite {
+			err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+				return fn(&Store{db: tx, d: s.d})
+			})
+		} else {
+			err = s.mysqlTx(ctx, fn)
+		}
+		if !isRetryableTxError(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(attempt*attempt) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+// mysqlTx runs fn in a transaction on one connection, driven by statements
+// instead of database/sql's Begin and Commit so that neither costs a round
+// trip of its own: START TRANSACTION goes with the first statement and
+// COMMIT with the held statements (batch.go). The session's isolation (READ
+// COMMITTED, set at connect) applies. Whatever fn does, the connection goes
+// back to the pool with no transaction open, or not at all.
+func (s *Store) mysqlTx(ctx context.Context, fn func(tx *Store) error) (err error) {
+	pool, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	db := s.db.Session(&gorm.Session{Context: ctx})
+	db.Statement.ConnPool = conn
+	tx := &Store{db: db, d: s.d, held: &held{begin: true}}
+	defer func() {
+		if tx.held.open {
+			// fn failed or panicked, or the commit did not go through.
+			tx.rollback(conn)
+		}
+		conn.Close()
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return tx.commit(ctx)
+}
+
+// commit sends the held statements and COMMIT in one round trip. A
+// transaction that never ran a statement has nothing to commit.
+func (s *Store) commit(ctx context.Context) error {
+	h := s.held
+	if h.begin && len(h.queries) == 0 {
+		h.begin = false
+		return nil
+	}
+	q, a := s.withHeld("COMMIT", nil)
+	if err := s.db.WithContext(ctx).Exec(q, a...).Error; err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	h.open = false
+	return nil
+}
+
+// rollbackTimeout bounds the ROLLBACK of a failed transaction; its context
+// is not the caller's, which may be what failed it.
+const rollbackTimeout = 5 * time.Second
+
+// rollback ends an open transaction. If even that fails, the connection is
+// closed instead of pooled: the server rolls back a session that ends.
+func (s *Store) rollback(conn *sql.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
+	defer cancel()
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	s.held.open = false
+}
