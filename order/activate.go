@@ -65,7 +65,7 @@ func (s *Service) claim(ctx context.Context, orderNo, taskID string, log *zap.Lo
 			log.Info("order moved by someone else before the claim; skipping")
 			return nil, nil
 		}
-		s.invalidateMove(ctx, model.OrderPaid, o.ID, o.OrderNo)
+		s.invalidate(ctx, o.ID, o.OrderNo)
 	case o.Status == model.OrderClaimed && o.ClaimTaskID != nil && *o.ClaimTaskID == taskID:
 		// asynq redelivered this task after its lease expired: the claim is ours.
 		ok, err := s.store.TakeOverClaim(ctx, o.ID, taskID, deref(o.ClaimToken), token, now)

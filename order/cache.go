@@ -33,17 +33,6 @@ func (s *Service) invalidate(ctx context.Context, id int64, orderNo string) {
 	}
 }
 
-// invalidateMove is invalidate after a move out of `from`. Only a move out
-// of a cacheable status can leave an entry behind: Get stores orders at rest
-// only, every move out of rest deletes the entry, and storeView drops an
-// entry whose order moved while it was being written. So the activation
-// path's moves (pending→paid→claimed→finished) cost Redis nothing.
-func (s *Service) invalidateMove(ctx context.Context, from model.OrderStatus, id int64, orderNo string) {
-	if cacheable(from) {
-		s.invalidate(ctx, id, orderNo)
-	}
-}
-
 // cacheable says which views are worth caching: those of orders at rest.
 // paid and claimed orders change within milliseconds; caching them would
 // mostly serve stale reads.

@@ -59,7 +59,7 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 	if err != nil {
 		return s.giveUpOrRelease(ctx, c, err, log)
 	}
-	s.invalidateMove(ctx, model.OrderClaimed, o.ID, o.OrderNo)
+	s.invalidate(ctx, o.ID, o.OrderNo)
 	if o.PaidAt != nil {
 		s.metrics.Activated(*o.PaidAt, now)
 	}

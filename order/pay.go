@@ -75,7 +75,7 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 		log.Info("payment notification repeated; already recorded")
 	case res.Disposition == model.PaymentApplied:
 		log.Info("order paid")
-		s.invalidateMove(ctx, model.OrderPending, orderID, p.OrderNo)
+		s.invalidate(ctx, orderID, p.OrderNo)
 		s.relay.SendRows(ctx, activateTask)
 	default:
 		log.Warn("payment recorded for refund, not delivered", zap.String("disposition", res.Disposition))
