@@ -2,7 +2,11 @@ package model
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // held is a transaction's fire-and-forget statements — an event row, the
@@ -23,8 +27,16 @@ type held struct {
 
 // later runs query now, or — inside a MySQL transaction — with the next
 // statement. Use it only where the caller needs neither the result nor a
-// unique-key violation as an answer.
+// unique-key violation as an answer. Its arguments must be plain values:
+// a held statement may travel with one that is sent without gorm, which
+// would not expand a slice for `IN ?`.
 func (s *Store) later(ctx context.Context, query string, args ...any) error {
+	for _, a := range args {
+		switch a.(type) {
+		case []int64, []string, []any:
+			panic("model: later: write IN (?, …) for a held statement, not IN ? with a slice")
+		}
+	}
 	if s.held == nil {
 		_, err := s.exec(ctx, query, args...)
 		return err
@@ -67,4 +79,41 @@ func (s *Store) flush(ctx context.Context) error {
 	h.queries, h.args = nil, nil
 	q, a = s.withHeld(q, a) // a waiting START TRANSACTION goes first
 	return s.db.WithContext(ctx).Exec(q, a...).Error
+}
+
+// ErrUnmet fails a transaction in which a statement sent with an expectation
+// (laterExpect: "touches at least n rows") found it unmet. The transaction
+// is rolled back; nothing it wrote stays. The failure may surface at a later
+// statement or at commit, wherever the held statement traveled.
+var ErrUnmet = errors.New("a statement touched fewer rows than expected; transaction rolled back")
+
+// unmetMessage is the SIGNAL text that marks ErrUnmet on MariaDB.
+const unmetMessage = "orderflow: expected rows not touched"
+
+// laterExpect is later for a statement whose outcome decides whether the
+// transaction may commit: it must touch at least n rows, else the
+// transaction fails with ErrUnmet. On MariaDB the check travels with the
+// statement — `IF ROW_COUNT() < n THEN SIGNAL …` stops the batch before
+// anything after it, the COMMIT included — so the statement, the ones held
+// after it and the COMMIT still share one round trip. Elsewhere it runs at
+// once and is checked here.
+func (s *Store) laterExpect(ctx context.Context, n int64, query string, args ...any) error {
+	if s.held != nil && s.d.mariadb {
+		check := fmt.Sprintf("IF ROW_COUNT() < %d THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s'; END IF", n, unmetMessage)
+		return s.later(ctx, query+";\n"+check, args...)
+	}
+	got, err := s.exec(ctx, query, args...)
+	if err == nil && got < n {
+		err = fmt.Errorf("%w (%d of %d rows)", ErrUnmet, got, n)
+	}
+	return err
+}
+
+// asUnmet turns the SIGNAL of a held check into ErrUnmet.
+func asUnmet(err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1644 && me.Message == unmetMessage {
+		return fmt.Errorf("%w: %w", ErrUnmet, err)
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -29,24 +30,37 @@ func (s *Store) InsertCards(ctx context.Context, productID int64, codes []string
 	})
 }
 
-// LockCards moves up to qty sellable keys (UNSOLD or RECYCLED) of a product
-// to LOCKED for an order and reports how many it got. It picks keys with
-// FOR UPDATE SKIP LOCKED, so concurrent creates take different keys instead
-// of queueing behind each other's row locks; then each key moves with a
-// conditional UPDATE naming the statuses it leaves.
-func (s *Store) LockCards(ctx context.Context, productID, orderID int64, qty int, at time.Time) (int64, error) {
+// LockCards moves qty sellable keys (UNSOLD or RECYCLED) of a product to
+// LOCKED for an order. It picks keys with FOR UPDATE SKIP LOCKED, so
+// concurrent creates take different keys instead of queueing behind each
+// other's row locks, and reports false, changing nothing, when fewer than qty
+// are free. The picked keys then move with a conditional UPDATE naming the
+// statuses they leave, which must move them all or the transaction fails
+// with ErrUnmet; inside a MariaDB transaction it waits for the next round
+// trip (laterExpect).
+func (s *Store) LockCards(ctx context.Context, productID, orderID int64, qty int, at time.Time) (bool, error) {
 	var ids []int64
 	if err := s.all(ctx, &ids,
 		`SELECT id FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT ? FOR UPDATE SKIP LOCKED`,
 		productID, qty); err != nil {
-		return 0, err
+		return false, err
 	}
-	if len(ids) == 0 {
-		return 0, nil
+	if len(ids) < qty {
+		return false, nil
 	}
-	return s.exec(ctx,
-		`UPDATE card_keys SET status = 'LOCKED', order_id = ?, updated_at = ? WHERE id IN ? AND status IN ('UNSOLD', 'RECYCLED')`,
-		orderID, at, ids)
+	args := make([]any, 0, 2+len(ids))
+	args = append(args, orderID, at)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return true, s.laterExpect(ctx, int64(len(ids)),
+		`UPDATE card_keys SET status = 'LOCKED', order_id = ?, updated_at = ? WHERE id IN (`+placeholders(len(ids))+`) AND status IN ('UNSOLD', 'RECYCLED')`,
+		args...)
+}
+
+// placeholders returns "?, ?, …" for n arguments.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
 // SellCards moves an order's LOCKED keys to SOLD and reports how many moved.

@@ -15,10 +15,20 @@ import (
 // ask the dialect, and everything else passes through rewrite.
 type dialect struct {
 	sqlite bool
+	// mariadb: the server runs compound statements (IF … SIGNAL … END IF)
+	// outside stored programs, so a held statement can carry its own check
+	// (batch.go, laterExpect). Elsewhere such statements run at once.
+	mariadb bool
 }
 
 func dialectOf(db *gorm.DB) dialect {
-	return dialect{sqlite: db.Dialector.Name() == "sqlite"}
+	if db.Dialector.Name() == "sqlite" {
+		return dialect{sqlite: true}
+	}
+	// Unknown (the server unreachable at start) costs only round trips.
+	var version string
+	_ = db.Raw(`SELECT VERSION()`).Scan(&version).Error
+	return dialect{mariadb: strings.Contains(version, "MariaDB")}
 }
 
 // sqliteDropped are MySQL clauses with no meaning on SQLite: every SQLite

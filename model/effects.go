@@ -62,11 +62,19 @@ type Payment struct {
 	CreatedAt   time.Time
 }
 
+const insertPayment = `INSERT INTO payments (trade_no, order_id, amount_cents, disposition, created_at) VALUES (?, ?, ?, ?, ?)`
+
 // InsertPayment records a payment and reports false if the trade was already recorded.
 func (s *Store) InsertPayment(ctx context.Context, p *Payment) (bool, error) {
-	return s.insertIgnoringDuplicate(ctx,
-		`INSERT INTO payments (trade_no, order_id, amount_cents, disposition, created_at) VALUES (?, ?, ?, ?, ?)`,
-		p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
+	return s.insertIgnoringDuplicate(ctx, insertPayment, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
+}
+
+// RecordPayment records a payment expected to be new: inside a MySQL
+// transaction it waits for the next round trip, and a trade already
+// recorded fails the transaction with a unique-key violation (IsDuplicate)
+// instead of answering — for callers with a careful path to fall back on.
+func (s *Store) RecordPayment(ctx context.Context, p *Payment) error {
+	return s.later(ctx, insertPayment, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
 }
 
 // SetPaymentDisposition records what a payment turned out to be.

@@ -150,8 +150,45 @@ type OrderMove struct {
 // (callers run it inside InTx). It reports false when 0 rows moved: someone
 // else moved the order first.
 func (s *Store) MoveOrder(ctx context.Context, id int64, orderNo string, m OrderMove) (bool, error) {
+	q, args, ev, err := orderMove(id, orderNo, m)
+	if err != nil {
+		return false, err
+	}
+	if !s.d.sqlite {
+		// The move and its event in one round trip.
+		n, err := s.exec(ctx, q+";\n"+insertEventIfMoved, append(args, ev.args()...)...)
+		return n == 1, err
+	}
+	n, err := s.exec(ctx, q, args...)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	return true, s.InsertEvent(ctx, ev)
+}
+
+// MoveOrderOrAbort is MoveOrder for a transaction that must not commit
+// without the move: if someone else moved the order first, the transaction
+// fails with ErrUnmet. On MariaDB the move, its event and the check wait for
+// the transaction's next round trip (often its COMMIT), so a one-move
+// transaction costs one round trip.
+func (s *Store) MoveOrderOrAbort(ctx context.Context, id int64, orderNo string, m OrderMove) error {
+	q, args, ev, err := orderMove(id, orderNo, m)
+	if err != nil {
+		return err
+	}
+	if !s.d.sqlite {
+		return s.laterExpect(ctx, 1, q+";\n"+insertEventIfMoved, append(args, ev.args()...)...)
+	}
+	if err := s.laterExpect(ctx, 1, q, args...); err != nil {
+		return err
+	}
+	return s.InsertEvent(ctx, ev)
+}
+
+// orderMove builds m's UPDATE and its event.
+func orderMove(id int64, orderNo string, m OrderMove) (string, []any, Event, error) {
 	if !CanMoveOrder(m.From, m.To) {
-		return false, fmt.Errorf("move order %s: %s→%s is not an allowed move", orderNo, m.From, m.To)
+		return "", nil, Event{}, fmt.Errorf("move order %s: %s→%s is not an allowed move", orderNo, m.From, m.To)
 	}
 	u := newStatusUpdate("orders", m.To, m.At, m.Set)
 	u.from(id, "status = ?", m.From)
@@ -171,16 +208,7 @@ func (s *Store) MoveOrder(ctx context.Context, id int64, orderNo string, m Order
 		FromStatus: m.From.String(), ToStatus: m.To.String(),
 		Reason: m.Reason, CreatedAt: m.At,
 	}
-	if !s.d.sqlite {
-		// The move and its event in one round trip.
-		n, err := s.exec(ctx, q+";\n"+insertEventIfMoved, append(args, ev.args()...)...)
-		return n == 1, err
-	}
-	n, err := s.exec(ctx, q, args...)
-	if err != nil || n == 0 {
-		return false, err
-	}
-	return true, s.InsertEvent(ctx, ev)
+	return q, args, ev, nil
 }
 
 // TakeOverClaim lets a task redelivered after its lease expired take over the

@@ -64,10 +64,10 @@ func (s *Store) mysqlTx(ctx context.Context, fn func(tx *Store) error) (err erro
 		}
 		conn.Close()
 	}()
-	if err = fn(tx); err != nil {
-		return err
+	if err = fn(tx); err == nil {
+		err = tx.commit(ctx)
 	}
-	return tx.commit(ctx)
+	return asUnmet(err)
 }
 
 // commit sends the held statements and COMMIT in one round trip. A

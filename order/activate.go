@@ -50,20 +50,19 @@ func (s *Service) claim(ctx context.Context, orderNo, taskID string, log *zap.Lo
 	case o.Status == model.OrderPaid && o.Attempts >= s.set.MaxAttempts:
 		return nil, s.fail(ctx, o, model.OrderPaid, "", log)
 	case o.Status == model.OrderPaid:
-		var moved bool
+		// One round trip on MariaDB: the move, its event and the COMMIT.
 		err = s.store.InTx(ctx, func(tx *model.Store) error {
-			moved, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+			return tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, model.OrderMove{
 				From: model.OrderPaid, To: model.OrderClaimed, Reason: "claim", At: now, CountAttempt: true,
 				Set: map[string]any{"claim_token": token, "claim_task_id": taskID, "claimed_at": now},
 			})
-			return err
 		})
-		if err != nil {
-			return nil, fmt.Errorf("activate %s: claim: %w", orderNo, err)
-		}
-		if !moved {
+		if errors.Is(err, model.ErrUnmet) {
 			log.Info("order moved by someone else before the claim; skipping")
 			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("activate %s: claim: %w", orderNo, err)
 		}
 		s.invalidate(ctx, o.ID, o.OrderNo)
 	case o.Status == model.OrderClaimed && o.ClaimTaskID != nil && *o.ClaimTaskID == taskID:

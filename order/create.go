@@ -145,6 +145,9 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		closeTask = closeRow(o.OrderNo, 1, o.ExpireAt, now)
 		return tx.InsertOutbox(ctx, closeTask)
 	})
+	if errors.Is(err, model.ErrUnmet) {
+		err = ErrOutOfStock // the picked keys did not all move (LockCards)
+	}
 	if err != nil {
 		if limited {
 			s.undoStockTake(ctx, p, req.Quantity, errors.Is(err, ErrOutOfStock))
@@ -163,14 +166,11 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 // → LOCKED, or a limited product's stock column.
 func lockStock(ctx context.Context, tx *model.Store, p *model.Product, o *model.Order) error {
 	if p.Kind == model.KindCard {
-		n, err := tx.LockCards(ctx, p.ID, o.ID, o.Quantity, o.CreatedAt)
-		if err != nil {
-			return err
+		ok, err := tx.LockCards(ctx, p.ID, o.ID, o.Quantity, o.CreatedAt)
+		if err == nil && !ok {
+			err = ErrOutOfStock
 		}
-		if n != int64(o.Quantity) {
-			return ErrOutOfStock
-		}
-		return nil
+		return err
 	}
 	if p.Stock == nil {
 		return nil // unlimited

@@ -12,10 +12,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// errClaimLost rolls back a delivery whose claim was recovered or taken over
-// while it ran: the claim's new holder delivers and finishes the order.
-var errClaimLost = errors.New("claim lost before finalize")
-
 // deliver applies the order's effect for its kind and finalizes the claim
 // (claimed→finished, naming the token) in ONE transaction: the effect, the
 // row that records it and the move commit together or not at all, so a
@@ -43,16 +39,14 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 		if err := failpoint.Inject(failpoint.ActivateBeforeFinalize, o.OrderNo); err != nil {
 			return err
 		}
-		moved, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+		// Lost claim (0 rows): ErrUnmet, and nothing of the effect commits.
+		// On MariaDB the move travels with the COMMIT.
+		return tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, model.OrderMove{
 			From: model.OrderClaimed, To: model.OrderFinished, Reason: "delivered", At: now, Token: c.token,
 			Set: map[string]any{"finished_at": now},
 		})
-		if err == nil && !moved {
-			err = errClaimLost
-		}
-		return err
 	})
-	if errors.Is(err, errClaimLost) {
+	if errors.Is(err, model.ErrUnmet) {
 		log.Info("claim lost before finalize; its new holder finishes the order")
 		return nil
 	}

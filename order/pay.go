@@ -34,35 +34,47 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 	var orderID int64
 	var activateTask *model.OutboxRow
 	var refundTask string
-	err := s.store.InTx(ctx, func(tx *model.Store) error {
-		res, activateTask, refundTask = PayResult{}, nil, ""
-		o, err := tx.OrderByNo(ctx, p.OrderNo)
-		if errors.Is(err, model.ErrNotFound) {
-			return ErrNotFound
-		}
-		if err != nil {
+	var err error
+	for _, careful := range []bool{false, true} {
+		err = s.store.InTx(ctx, func(tx *model.Store) error {
+			res, activateTask, refundTask = PayResult{}, nil, ""
+			o, err := tx.OrderByNo(ctx, p.OrderNo)
+			if errors.Is(err, model.ErrNotFound) {
+				return ErrNotFound
+			}
+			if err != nil {
+				return err
+			}
+			orderID = o.ID
+			pay := &model.Payment{TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
+			if !careful && o.Status == model.OrderPending && pay.AmountCents == o.AmountCents {
+				res.Disposition = model.PaymentApplied
+				return s.payExpected(ctx, tx, o, pay, &activateTask)
+			}
+			inserted, err := tx.InsertPayment(ctx, pay)
+			if err != nil {
+				return err
+			}
+			if !inserted {
+				res.Repeat = true
+				return nil
+			}
+			res.Disposition, err = s.applyPayment(ctx, tx, o, pay, &activateTask)
+			if err != nil || res.Disposition == model.PaymentApplied {
+				return err
+			}
+			if err := tx.SetPaymentDisposition(ctx, p.TradeNo, res.Disposition); err != nil {
+				return err
+			}
+			refundTask, err = refund.Open(ctx, tx, o, pay.TradeNo, pay.AmountCents, res.Disposition, now)
 			return err
+		})
+		// The expected case met a trade already recorded or an order moved
+		// meanwhile: its transaction rolled back; look again, carefully.
+		if careful || !(model.IsDuplicate(err) || errors.Is(err, model.ErrUnmet)) {
+			break
 		}
-		orderID = o.ID
-		pay := &model.Payment{TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
-		inserted, err := tx.InsertPayment(ctx, pay)
-		if err != nil {
-			return err
-		}
-		if !inserted {
-			res.Repeat = true
-			return nil
-		}
-		res.Disposition, err = s.applyPayment(ctx, tx, o, pay, &activateTask)
-		if err != nil || res.Disposition == model.PaymentApplied {
-			return err
-		}
-		if err := tx.SetPaymentDisposition(ctx, p.TradeNo, res.Disposition); err != nil {
-			return err
-		}
-		refundTask, err = refund.Open(ctx, tx, o, pay.TradeNo, pay.AmountCents, res.Disposition, now)
-		return err
-	})
+	}
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return nil, err
@@ -101,10 +113,7 @@ func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Or
 		return dispositionFor(o.Status), nil
 	}
 	gen := o.ActivateGen + 1
-	moved, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
-		From: model.OrderPending, To: model.OrderPaid, Reason: "payment", At: now, NextGen: gen,
-		Set: map[string]any{"trade_no": pay.TradeNo, "paid_at": now},
-	})
+	moved, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, paidMove(pay, gen))
 	if err != nil {
 		return "", err
 	}
@@ -120,11 +129,42 @@ func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Or
 		}
 		return dispositionFor(cur.Status), nil
 	}
+	return model.PaymentApplied, s.queueActivation(ctx, tx, o, gen, now, task)
+}
+
+// payExpected is the common case — a new trade for a pending order, the
+// amount right — written without waiting for answers: the payment, the move,
+// the slot release and the activation's outbox row travel with the COMMIT,
+// one round trip on MariaDB. A trade already recorded (duplicate key) or an
+// order moved meanwhile (ErrUnmet) fails the transaction, and Pay looks again
+// on the careful path.
+func (s *Service) payExpected(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment, task **model.OutboxRow) error {
+	if err := tx.RecordPayment(ctx, pay); err != nil {
+		return err
+	}
+	gen := o.ActivateGen + 1
+	if err := tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, paidMove(pay, gen)); err != nil {
+		return err
+	}
+	return s.queueActivation(ctx, tx, o, gen, pay.CreatedAt, task)
+}
+
+// paidMove is pending→paid by a payment, entering activation generation gen.
+func paidMove(pay *model.Payment, gen int) model.OrderMove {
+	return model.OrderMove{
+		From: model.OrderPending, To: model.OrderPaid, Reason: "payment", At: pay.CreatedAt, NextGen: gen,
+		Set: map[string]any{"trade_no": pay.TradeNo, "paid_at": pay.CreatedAt},
+	}
+}
+
+// queueActivation follows a payment's move: the buyer's pending slot is free
+// again, and the activation's outbox row commits with the move.
+func (s *Service) queueActivation(ctx context.Context, tx *model.Store, o *model.Order, gen int, now time.Time, task **model.OutboxRow) error {
 	if err := tx.ReleasePendingSlot(ctx, o.UserID); err != nil {
-		return "", err
+		return err
 	}
 	*task = activateRow(o.OrderNo, gen, now)
-	return model.PaymentApplied, tx.InsertOutbox(ctx, *task)
+	return tx.InsertOutbox(ctx, *task)
 }
 
 // refundLate moves a closed order to refunding: the payment came after the
