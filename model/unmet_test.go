@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"orderflow/model"
@@ -13,6 +14,15 @@ import (
 // check nor what was held after it.
 func TestUnmetExpectationRollsBackTheTransaction(t *testing.T) {
 	b := setup(t)
+	if !model.ServerChecks(b.store) {
+		t.Fatal("the test server is MariaDB: its checks should travel with the statements")
+	}
+	t.Run("checked by the server", func(t *testing.T) { unmetRollsBack(t, b, 77) })
+	b.store = model.CheckedInGo(b.store)
+	t.Run("checked in Go", func(t *testing.T) { unmetRollsBack(t, b, 78) })
+}
+
+func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 	moved := b.order(t, model.OrderPaid) // someone else moved it already
 	move := model.OrderMove{From: model.OrderPending, To: model.OrderPaid, Reason: "unmet test", At: b.now}
 	err := b.store.InTx(b.ctx, func(tx *model.Store) error {
@@ -67,24 +77,24 @@ func TestUnmetExpectationRollsBackTheTransaction(t *testing.T) {
 	}
 
 	// Fewer free keys than asked: nothing is locked.
-	b.exec(t, `INSERT INTO card_keys (product_id, code, status, updated_at) VALUES (77, 'UNMET-K1', 'UNSOLD', ?)`, b.now)
+	b.exec(t, `INSERT INTO card_keys (product_id, code, status, updated_at) VALUES (?, ?, 'UNSOLD', ?)`, product, fmt.Sprintf("UNMET-K-%d", product), b.now)
 	var ok bool
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) (err error) {
-		ok, err = tx.LockCards(b.ctx, 77, o.ID, 2, b.now)
+		ok, err = tx.LockCards(b.ctx, product, o.ID, 2, b.now)
 		return err
 	}); err != nil || ok {
 		t.Fatalf("LockCards(2 of 1 free) = %v, %v; want false, nil", ok, err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = 77 AND status = 'UNSOLD'`); n != 1 {
+	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'UNSOLD'`, product); n != 1 {
 		t.Errorf("the one free key moved although the order could not get two")
 	}
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) (err error) {
-		ok, err = tx.LockCards(b.ctx, 77, o.ID, 1, b.now)
+		ok, err = tx.LockCards(b.ctx, product, o.ID, 1, b.now)
 		return err
 	}); err != nil || !ok {
 		t.Fatalf("LockCards(1 of 1 free) = %v, %v; want true, nil", ok, err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = 77 AND status = 'LOCKED' AND order_id = ?`, o.ID); n != 1 {
+	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'LOCKED' AND order_id = ?`, product, o.ID); n != 1 {
 		t.Errorf("the key is not LOCKED to the order")
 	}
 }

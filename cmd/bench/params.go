@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,7 @@ type Params struct {
 	GroupLead   Duration `json:"group_lead"`            // deadline distance from the group's creation
 	Census      int      `json:"census_orders"`         // orders run through the counting proxies
 	Extra       []string `json:"extra_env"`             // extra ORDERFLOW_* for every child (experiments)
+	GoMaxProcs  int      `json:"gomaxprocs"`            // GOMAXPROCS of the product's processes (0: Go's default)
 	JSONPath    string   `json:"json_path"`             // where the JSON goes besides stdout
 	WorkDir     string   `json:"work_dir"`              // binaries and child logs
 	Profile     string   `json:"profile_dir,omitempty"` // CPU profiles of the closed loop's steady window
@@ -143,6 +145,7 @@ func parseParams(args []string) (Params, error) {
 	fs.IntVar(&p.Census, "census-orders", p.Census, "orders run through the counting proxies (round trips per order)")
 	extra := stringList(nil)
 	fs.Var(&extra, "env", "extra KEY=VALUE settings for every child process, comma-separated (experiments only)")
+	fs.IntVar(&p.GoMaxProcs, "gomaxprocs", -1, "GOMAXPROCS of the API and worker processes: -1 shares the CPUs among them (CPUs ÷ processes, at least 1), 0 leaves Go's default (every CPU each); the bench itself keeps the default")
 	fs.StringVar(&p.JSONPath, "json", p.JSONPath, "also write the JSON here")
 	fs.StringVar(&p.WorkDir, "work", p.WorkDir, "directory for binaries and child logs")
 	fs.StringVar(&p.Profile, "profile", p.Profile, "write CPU profiles of the API and workers over the closed loop's steady window into this directory")
@@ -152,6 +155,9 @@ func parseParams(args []string) (Params, error) {
 		return p, err
 	}
 	p.Phases, p.FloorConns, p.Extra = phases, conns, extra
+	if p.GoMaxProcs < 0 {
+		p.GoMaxProcs = sharedProcs(runtime.NumCPU(), p.Workers+1)
+	}
 	for _, ph := range p.Phases {
 		if !contains(allPhases, ph) {
 			return p, fmt.Errorf("-phases: unknown phase %q", ph)
@@ -176,6 +182,13 @@ func parseParams(args []string) (Params, error) {
 	}
 	return p, nil
 }
+
+// sharedProcs is each product process's share of the CPUs. The product's
+// processes share the machine with each other and with MariaDB and Redis;
+// each with GOMAXPROCS = every CPU, their schedulers spin for work the
+// others need (on 2 CPUs: ~20 % less CPU per order with 1, README
+// "Performance").
+func sharedProcs(cpus, processes int) int { return max(1, cpus/processes) }
 
 func (p Params) runs(phase string) bool { return contains(p.Phases, phase) }
 

@@ -175,6 +175,9 @@ func startStack(ctx context.Context, b binaries, e *benchEnv, sc stackConfig) (*
 			"ORDERFLOW_PAY_URL=" + e.paysimURL,
 		}
 		env = append(env, sc.env...)
+		if e.params.GoMaxProcs > 0 {
+			env = append(env, fmt.Sprintf("GOMAXPROCS=%d", e.params.GoMaxProcs))
+		}
 		return append(env, e.params.Extra...)
 	}
 	for i := 0; i < e.params.Workers; i++ {

@@ -100,9 +100,13 @@ func (r *Report) printTable(w io.Writer) {
 	fmt.Fprintf(w, "\norderflow bench — %s, %d CPUs, MariaDB %s, %s, Redis DB %d, load avg at start %s (end %s)\ncode: %s\n",
 		r.StartedAt.Format(time.RFC3339), r.Machine.CPUs, r.Machine.MariaDB, r.Machine.Go, r.Machine.RedisDB, r.Machine.LoadAtStart, r.Machine.LoadAtEnd, r.Machine.Git)
 	p := r.Params
-	fmt.Fprintf(w, "parameters: workers=%d concurrency=%d db_max_open=%d clients=%d backlog=%d users=%d warmup=%s steady=%s half=%s pay=%s\n"+
+	procs := "Go's default"
+	if p.GoMaxProcs > 0 {
+		procs = fmt.Sprint(p.GoMaxProcs)
+	}
+	fmt.Fprintf(w, "parameters: workers=%d concurrency=%d db_max_open=%d clients=%d backlog=%d users=%d warmup=%s steady=%s half=%s pay=%s gomaxprocs=%s\n"+
 		"            floor_conns=%v floor_time=%s close_orders=%d order_ttl=%s group=%d lead=%s census=%d extra_env=%v\n\n",
-		p.Workers, p.Concurrency, p.DBMaxOpen, p.Clients, p.Backlog, p.Users, p.Warmup.D(), p.Steady.D(), p.HalfTime.D(), p.Pay,
+		p.Workers, p.Concurrency, p.DBMaxOpen, p.Clients, p.Backlog, p.Users, p.Warmup.D(), p.Steady.D(), p.HalfTime.D(), p.Pay, procs,
 		p.FloorConns, p.FloorTime.D(), p.CloseOrders, p.OrderTTL.D(), p.GroupSize, p.GroupLead.D(), p.Census, p.Extra)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }

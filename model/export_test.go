@@ -1,0 +1,13 @@
+package model
+
+// CheckedInGo returns a copy of s that checks laterExpect's expectations in
+// Go, as on a server without compound statements (MySQL), so tests can run
+// that path on MariaDB too.
+func CheckedInGo(s *Store) *Store {
+	c := *s
+	c.d.mariadb = false
+	return &c
+}
+
+// ServerChecks reports whether s sends laterExpect's checks to the server.
+func ServerChecks(s *Store) bool { return s.d.mariadb }
