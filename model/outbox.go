@@ -33,15 +33,25 @@ func (s *Store) InsertOutbox(ctx context.Context, r *OutboxRow) error {
 
 const insertOutbox = `INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES (?, ?, ?, ?, ?)`
 
-// OutboxBatch returns up to limit rows, oldest first, optionally only those with the given task IDs.
+// OutboxBatch returns the waiting rows with the given task IDs, oldest first.
 func (s *Store) OutboxBatch(ctx context.Context, taskIDs []string, limit int) ([]OutboxRow, error) {
 	var out []OutboxRow
-	if len(taskIDs) > 0 {
-		err := s.all(ctx, &out, `SELECT * FROM outbox WHERE task_id IN ? ORDER BY id LIMIT ?`, taskIDs, limit)
-		return out, err
-	}
-	err := s.all(ctx, &out, `SELECT * FROM outbox ORDER BY id LIMIT ?`, limit)
+	err := s.all(ctx, &out, `SELECT * FROM outbox WHERE task_id IN ? ORDER BY id LIMIT ?`, taskIDs, limit)
 	return out, err
+}
+
+// OutboxUpTo returns up to limit waiting rows with an id of at most maxID, oldest first.
+func (s *Store) OutboxUpTo(ctx context.Context, maxID int64, limit int) ([]OutboxRow, error) {
+	var out []OutboxRow
+	err := s.all(ctx, &out, `SELECT * FROM outbox WHERE id <= ? ORDER BY id LIMIT ?`, maxID, limit)
+	return out, err
+}
+
+// OutboxMaxID returns the newest waiting row's id, or 0.
+func (s *Store) OutboxMaxID(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.first(ctx, &id, `SELECT COALESCE(MAX(id), 0) FROM outbox`)
+	return id, err
 }
 
 // OutboxKey names one outbox row without its id, which the writer never

@@ -88,11 +88,12 @@ func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) {
 // ends): called on shutdown, so a clean stop leaves nothing for the poller.
 func (r *Relay) Flush(ctx context.Context) error { return r.deleter.flush(ctx) }
 
-// Drain enqueues every waiting row, in batches, and returns how many it moved.
-func (r *Relay) Drain(ctx context.Context) (int, error) {
+// drain enqueues every waiting row with an id of at most upTo, in batches,
+// and returns how many it moved.
+func (r *Relay) drain(ctx context.Context, upTo int64) (int, error) {
 	total := 0
 	for {
-		rows, err := r.store.OutboxBatch(ctx, nil, 200)
+		rows, err := r.store.OutboxUpTo(ctx, upTo, 200)
 		if err != nil || len(rows) == 0 {
 			return total, err
 		}
@@ -104,21 +105,33 @@ func (r *Relay) Drain(ctx context.Context) (int, error) {
 	}
 }
 
-// Run drains the outbox every interval until ctx ends.
+// Run drains the outbox every interval until ctx ends. A pass takes only the
+// rows that were already waiting at the previous pass (at the first, all of
+// them): a younger row is its writer's fast path's, and racing that would
+// enqueue and delete it twice (and the two DELETEs can deadlock). So a row
+// whose fast path failed goes to asynq within two intervals.
 func (r *Relay) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	upTo, err := r.store.OutboxMaxID(ctx) // rows waiting at start are old
 	for {
-		if n, err := r.Drain(ctx); err != nil && ctx.Err() == nil {
-			r.log.Warn("outbox drain failed", zap.Int("moved", n), zap.Error(err))
-		} else if n > 0 {
-			r.log.Info("outbox drained by poller", zap.Int("moved", n))
+		if err == nil {
+			var n int
+			if n, err = r.drain(ctx, upTo); n > 0 {
+				r.log.Info("outbox drained by poller", zap.Int("moved", n))
+			}
 		}
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("outbox drain failed", zap.Error(err))
+		}
+		var next int64
+		next, err = r.store.OutboxMaxID(ctx) // the next pass's rows
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		upTo = next
 	}
 }
 
