@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sync"
 	"time"
 )
@@ -34,7 +35,40 @@ func captureProfiles(ctx context.Context, e *benchEnv, s *stack, dir string, at 
 			logf("profile %s: %s", c.name, path)
 		}()
 	}
+	// The load generator itself: its CPU is taken from the stack it drives.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(at)):
+		}
+		path := filepath.Join(dir, "bench.pprof")
+		if err := profileSelf(path, d); err != nil {
+			logf("profile bench: %v", err)
+			return
+		}
+		logf("profile bench: %s", path)
+	}()
 	return wg.Wait
+}
+
+func profileSelf(path string, d time.Duration) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	time.Sleep(d)
+	pprof.StopCPUProfile()
+	return f.Close()
 }
 
 func fetchProfile(ctx context.Context, e *benchEnv, addr, path string, d time.Duration) error {
