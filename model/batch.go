@@ -78,7 +78,7 @@ func (s *Store) flush(ctx context.Context) error {
 	q, a := strings.Join(h.queries, ";\n"), h.args
 	h.queries, h.args = nil, nil
 	q, a = s.withHeld(q, a) // a waiting START TRANSACTION goes first
-	return s.db.WithContext(ctx).Exec(q, a...).Error
+	return s.db.WithContext(ctx).Exec(s.d.block(q), a...).Error
 }
 
 // ErrUnmet fails a transaction in which a statement sent with an expectation

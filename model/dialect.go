@@ -41,6 +41,21 @@ var sqliteDropped = strings.NewReplacer(
 	" FORCE INDEX (PRIMARY)", "",
 )
 
+// block makes a batch of statements whose answer nobody reads — held
+// statements, a COMMIT — one compound statement on MariaDB: the server then
+// runs them as one and sends one result instead of one per statement, which
+// costs both sides far less than a multi-statement batch (on this project's
+// machine, six statements: 220 → 165 µs of server CPU, 118 → 47 µs of
+// client). An error inside stops it like it stops a batch, with the same
+// error, and leaves the transaction open for the rollback. The affected-rows
+// count of a block is not any one statement's, hence only for these.
+func (d dialect) block(batch string) string {
+	if !d.mariadb || !strings.Contains(batch, ";") {
+		return batch
+	}
+	return "BEGIN NOT ATOMIC\n" + batch + ";\nEND"
+}
+
 // rewrite adapts a statement to the database.
 func (d dialect) rewrite(query string) string {
 	if !d.sqlite {

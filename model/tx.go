@@ -79,7 +79,7 @@ func (s *Store) commit(ctx context.Context) error {
 		return nil
 	}
 	q, a := s.withHeld("COMMIT", nil)
-	if err := s.db.WithContext(ctx).Exec(q, a...).Error; err != nil {
+	if err := s.db.WithContext(ctx).Exec(s.d.block(q), a...).Error; err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	h.open = false

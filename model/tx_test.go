@@ -83,6 +83,33 @@ func TestTransactionEndsCleanOnOneConnection(t *testing.T) {
 		}
 	})
 
+	t.Run("a failing commit batch rolls back", func(t *testing.T) {
+		o := b.order(t, model.OrderPending)
+		pay := &model.Payment{TradeNo: "TXCOMMIT-" + o.OrderNo, OrderID: o.ID, AmountCents: 1, Disposition: model.PaymentApplied, CreatedAt: b.now}
+		if _, err := b.store.InsertPayment(b.ctx, pay); err != nil {
+			t.Fatal(err)
+		}
+		err := b.store.InTx(b.ctx, func(tx *model.Store) error {
+			if _, err := tx.MoveOrder(b.ctx, o.ID, o.OrderNo, move); err != nil { // sent: starts it
+				return err
+			}
+			if err := tx.InsertEvent(b.ctx, event(o.OrderNo, "held before")); err != nil {
+				return err
+			}
+			return tx.RecordPayment(b.ctx, pay) // a duplicate: the commit batch fails here
+		})
+		if !model.IsDuplicate(err) {
+			t.Fatalf("InTx = %v, want the duplicate from the commit batch", err)
+		}
+		inTx(t)
+		if got, _ := b.store.OrderByID(b.ctx, o.ID); got.Status != model.OrderPending {
+			t.Errorf("status %s after a failed commit batch, want pending", got.Status)
+		}
+		if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ?`, o.OrderNo); n != 0 {
+			t.Errorf("%d events after a failed commit batch, want 0", n)
+		}
+	})
+
 	t.Run("held statements commit with COMMIT", func(t *testing.T) {
 		o := b.order(t, model.OrderPending)
 		err := b.store.InTx(b.ctx, func(tx *model.Store) error {
