@@ -143,8 +143,9 @@ func censusSide(sqlT, redisT, idleSQL, idleRedis tally, n, idleSecs float64) Cen
 	}
 	s.RedisCommands = round2(float64(redisCmds) / n)
 	for k, v := range sqlT.byName {
-		// The product starts a transaction with its first statement's round trip.
-		if q := strings.TrimPrefix(k, "query   "); strings.HasPrefix(q, "START TRANSACTION") || q == "BEGIN" {
+		// The product starts a transaction with its first statement's round
+		// trip, or inside a compound statement (BEGIN NOT ATOMIC …).
+		if q := strings.TrimPrefix(strings.TrimPrefix(k, "query   "), "BEGIN NOT ATOMIC "); strings.HasPrefix(q, "START TRANSACTION") || q == "BEGIN" {
 			s.Transactions += float64(v)
 		}
 	}
