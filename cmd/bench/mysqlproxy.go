@@ -157,8 +157,8 @@ func digestSQL(q string) string {
 	q = quoted.ReplaceAllString(q, "?")
 	q = numbers.ReplaceAllString(q, "?")
 	q = placeholder.ReplaceAllString(q, "(?…)")
-	if len(q) > 110 {
-		q = q[:107] + "..."
+	if r := []rune(q); len(r) > 110 {
+		q = string(r[:107]) + "..." // by rune: "(?…)" is multi-byte
 	}
 	return q
 }
