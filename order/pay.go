@@ -30,43 +30,11 @@ type PayResult struct {
 // else is recorded for refund and never delivered.
 func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 	now := s.clock.Now()
-	var res PayResult
-	var orderID int64
-	var activateTask *model.OutboxRow
-	var refundTask string
+	var rec recorded
 	var err error
 	for _, careful := range []bool{false, true} {
-		err = s.store.InTx(ctx, func(tx *model.Store) error {
-			res, activateTask, refundTask = PayResult{}, nil, ""
-			o, err := tx.OrderByNo(ctx, p.OrderNo)
-			if errors.Is(err, model.ErrNotFound) {
-				return ErrNotFound
-			}
-			if err != nil {
-				return err
-			}
-			orderID = o.ID
-			pay := &model.Payment{TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
-			if !careful && o.Status == model.OrderPending && pay.AmountCents == o.AmountCents {
-				res.Disposition = model.PaymentApplied
-				return s.payExpected(ctx, tx, o, pay, &activateTask)
-			}
-			inserted, err := tx.InsertPayment(ctx, pay)
-			if err != nil {
-				return err
-			}
-			if !inserted {
-				res.Repeat = true
-				return nil
-			}
-			res.Disposition, err = s.applyPayment(ctx, tx, o, pay, &activateTask)
-			if err != nil || res.Disposition == model.PaymentApplied {
-				return err
-			}
-			if err := tx.SetPaymentDisposition(ctx, p.TradeNo, res.Disposition); err != nil {
-				return err
-			}
-			refundTask, err = refund.Open(ctx, tx, o, pay.TradeNo, pay.AmountCents, res.Disposition, now)
+		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
+			rec, err = s.record(ctx, tx, p, now, careful)
 			return err
 		})
 		// The expected case met a trade already recorded or an order moved
@@ -82,19 +50,61 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 		return nil, fmt.Errorf("pay order %s trade %s: %w", p.OrderNo, p.TradeNo, err)
 	}
 	log := s.log.With(zap.String("order_no", p.OrderNo), zap.String("trade_no", p.TradeNo))
+	res := rec.result
 	switch {
 	case res.Repeat:
 		log.Info("payment notification repeated; already recorded")
 	case res.Disposition == model.PaymentApplied:
 		log.Info("order paid")
-		s.invalidate(ctx, orderID, p.OrderNo)
-		s.relay.SendRows(ctx, activateTask)
+		s.invalidate(ctx, rec.orderID, p.OrderNo)
+		s.relay.SendRows(ctx, rec.activateTask)
 	default:
 		log.Warn("payment recorded for refund, not delivered", zap.String("disposition", res.Disposition))
-		s.invalidate(ctx, orderID, p.OrderNo)
-		s.relay.Send(ctx, refundTask)
+		s.invalidate(ctx, rec.orderID, p.OrderNo)
+		s.relay.Send(ctx, rec.refundTask)
 	}
 	return &res, nil
+}
+
+// recorded is what one payment's transaction did, for the work after its commit.
+type recorded struct {
+	result       PayResult
+	orderID      int64
+	activateTask *model.OutboxRow // applied: the activation's outbox row
+	refundTask   string           // recorded for refund: the refund's task ID
+}
+
+// record is Pay's transaction. Unless careful, the expected case (pending
+// order, right amount) is written without waiting for answers (payExpected).
+func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now time.Time, careful bool) (recorded, error) {
+	var rec recorded
+	o, err := tx.OrderByNo(ctx, p.OrderNo)
+	if errors.Is(err, model.ErrNotFound) {
+		return rec, ErrNotFound
+	}
+	if err != nil {
+		return rec, err
+	}
+	rec.orderID = o.ID
+	pay := &model.Payment{TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
+	if !careful && o.Status == model.OrderPending && pay.AmountCents == o.AmountCents {
+		rec.result.Disposition = model.PaymentApplied
+		return rec, s.payExpected(ctx, tx, o, pay, &rec.activateTask)
+	}
+	inserted, err := tx.InsertPayment(ctx, pay)
+	if err != nil || !inserted {
+		rec.result.Repeat = err == nil
+		return rec, err
+	}
+	rec.result.Disposition, err = s.applyPayment(ctx, tx, o, pay, &rec.activateTask)
+	if err != nil || rec.result.Disposition == model.PaymentApplied {
+		return rec, err
+	}
+	if err := tx.SetPaymentDisposition(ctx, p.TradeNo, rec.result.Disposition); err != nil {
+		return rec, err
+	}
+	rec.refundTask, err = refund.Open(ctx, tx, o, pay.TradeNo, pay.AmountCents, rec.result.Disposition, now)
+	return rec, err
 }
 
 // applyPayment decides what a newly recorded payment does to its order.
