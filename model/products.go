@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"database/sql"
 	"time"
 
@@ -83,6 +84,11 @@ type RestoreFlow struct {
 // snapshot in WAL mode), so every listed restore is in the
 // count and every counted restore is listed.
 func (s *Store) StockSnapshot(ctx context.Context, p *Product, since time.Time) (int64, []RestoreFlow, error) {
+	if s.held != nil {
+		// Its own transaction would begin on this one's connection and
+		// implicitly commit it.
+		return 0, nil, errors.New("stock snapshot: not inside another transaction")
+	}
 	var n int64
 	var flows []RestoreFlow
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
