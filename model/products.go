@@ -2,8 +2,8 @@ package model
 
 import (
 	"context"
-	"errors"
 	"database/sql"
+	"errors"
 	"time"
 
 	"gorm.io/gorm"
