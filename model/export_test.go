@@ -1,5 +1,7 @@
 package model
 
+import "context"
+
 // CheckedInGo returns a copy of s that checks laterExpect's expectations in
 // Go, as on a server without compound statements (MySQL), so tests can run
 // that path on MariaDB too.
@@ -11,3 +13,7 @@ func CheckedInGo(s *Store) *Store {
 
 // ServerChecks reports whether s sends laterExpect's checks to the server.
 func ServerChecks(s *Store) bool { return s.d.mariadb }
+
+// Later holds a statement in s's transaction, as the ledger's own
+// fire-and-forget statements are held.
+func Later(ctx context.Context, s *Store, query string) error { return s.later(ctx, query) }

@@ -20,7 +20,7 @@ const maxTxAttempts = 4
 // on a Store that is already inside a MySQL transaction, fn joins it.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	if s.held != nil {
-		return fn(s)
+		return asUnmet(fn(s))
 	}
 	var err error
 	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
@@ -79,7 +79,12 @@ func (s *Store) commit(ctx context.Context) error {
 		return nil
 	}
 	q, a := s.withHeld("COMMIT", nil)
-	if err := s.db.WithContext(ctx).Exec(s.d.block(q), a...).Error; err != nil {
+	// Not cancelled with the caller: the driver would close the socket, but
+	// the server may still finish the batch, COMMIT included, and a
+	// committed transaction would be reported as failed (a payment answered
+	// with an error, a created order's stock given back). Like database/sql's
+	// Commit, it waits for the server's answer.
+	if err := s.db.WithContext(context.WithoutCancel(ctx)).Exec(s.d.block(q), a...).Error; err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	h.open = false

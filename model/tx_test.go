@@ -127,6 +127,30 @@ func TestTransactionEndsCleanOnOneConnection(t *testing.T) {
 		}
 	})
 
+	t.Run("the caller's deadline does not cut the commit short", func(t *testing.T) {
+		// A held statement that takes 300 ms rides with the COMMIT; the
+		// caller's deadline passes meanwhile. Cancelling then would close the
+		// socket while the server goes on to commit: the transaction must
+		// either report success or not have committed — here, it commits.
+		o := b.order(t, model.OrderPending)
+		ctx, cancel := context.WithTimeout(b.ctx, 100*time.Millisecond)
+		defer cancel()
+		err := b.store.InTx(ctx, func(tx *model.Store) error {
+			if _, err := tx.OrderByID(ctx, o.ID); err != nil { // starts it
+				return err
+			}
+			if err := model.Later(ctx, tx, `DO SLEEP(0.3)`); err != nil {
+				return err
+			}
+			return tx.InsertEvent(ctx, event(o.OrderNo, "after the deadline"))
+		})
+		committed := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ? AND reason = 'after the deadline'`, o.OrderNo)
+		if err != nil || committed != 1 {
+			t.Fatalf("InTx = %v with %d events committed; want nil and 1", err, committed)
+		}
+		inTx(t)
+	})
+
 	t.Run("a transaction that runs nothing sends nothing", func(t *testing.T) {
 		if err := b.store.InTx(b.ctx, func(*model.Store) error { return nil }); err != nil {
 			t.Fatal(err)
