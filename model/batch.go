@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -32,9 +33,10 @@ type held struct {
 // would not expand a slice for `IN ?`.
 func (s *Store) later(ctx context.Context, query string, args ...any) error {
 	for _, a := range args {
-		switch a.(type) {
-		case []int64, []string, []any:
-			panic("model: later: write IN (?, …) for a held statement, not IN ? with a slice")
+		if _, bytes := a.([]byte); !bytes && a != nil {
+			if k := reflect.TypeOf(a).Kind(); k == reflect.Slice || k == reflect.Array {
+				panic("model: later: write IN (?, …) for a held statement, not IN ? with a slice")
+			}
 		}
 	}
 	if s.held == nil {

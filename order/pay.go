@@ -144,8 +144,8 @@ func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Or
 
 // payExpected is the common case — a new trade for a pending order, the
 // amount right — written without waiting for answers: the payment, the move,
-// the slot release and the activation's outbox row travel with the COMMIT,
-// one round trip on MariaDB. A trade already recorded (duplicate key) or an
+// the slot release and the activation's outbox row travel with the COMMIT in
+// one round trip after the order's read (on MariaDB). A trade already recorded (duplicate key) or an
 // order moved meanwhile (ErrUnmet) fails the transaction, and Pay looks again
 // on the careful path.
 func (s *Service) payExpected(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment, task **model.OutboxRow) error {
