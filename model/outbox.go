@@ -40,10 +40,10 @@ func (s *Store) OutboxBatch(ctx context.Context, taskIDs []string, limit int) ([
 	return out, err
 }
 
-// OutboxUpTo returns up to limit waiting rows with an id of at most maxID, oldest first.
-func (s *Store) OutboxUpTo(ctx context.Context, maxID int64, limit int) ([]OutboxRow, error) {
+// OutboxBetween returns up to limit waiting rows with afterID < id <= maxID, oldest first.
+func (s *Store) OutboxBetween(ctx context.Context, afterID, maxID int64, limit int) ([]OutboxRow, error) {
 	var out []OutboxRow
-	err := s.all(ctx, &out, `SELECT * FROM outbox WHERE id <= ? ORDER BY id LIMIT ?`, maxID, limit)
+	err := s.all(ctx, &out, `SELECT * FROM outbox WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`, afterID, maxID, limit)
 	return out, err
 }
 

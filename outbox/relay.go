@@ -65,8 +65,9 @@ func (r *Relay) Send(ctx context.Context, taskIDs ...string) {
 
 // SendRows is Send for rows the caller has just committed and still holds:
 // no read back, and the rows are deleted in the background (see deleter).
-// If the caller's row met one already waiting with its task ID, this sends
-// that task: asynq takes it once, and the waiting row is done too.
+// If the caller's row met one already waiting with its task ID (so it was
+// not written), this still sends the task — asynq takes it once — and the
+// waiting row, whose key differs, is left to its own writer or the poller.
 func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fastPathTimeout)
 	defer cancel()
@@ -88,26 +89,33 @@ func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) {
 // ends): called on shutdown, so a clean stop leaves nothing for the poller.
 func (r *Relay) Flush(ctx context.Context) error { return r.deleter.flush(ctx) }
 
-// drain enqueues every waiting row with an id of at most upTo, in batches,
-// and returns how many it moved.
+// drainBatch bounds one poller read.
+const drainBatch = 200
+
+// drain enqueues every waiting row with an id of at most upTo, a page at a
+// time, and returns how many it moved. Rows it cannot enqueue (an unknown
+// task type) stay behind without stopping the rows after them.
 func (r *Relay) drain(ctx context.Context, upTo int64) (int, error) {
 	total := 0
+	var after int64
 	for {
-		rows, err := r.store.OutboxUpTo(ctx, upTo, 200)
+		rows, err := r.store.OutboxBetween(ctx, after, upTo, drainBatch)
 		if err != nil || len(rows) == 0 {
 			return total, err
 		}
 		n, err := r.push(ctx, rows)
 		total += n
-		if err != nil || n < len(rows) {
+		if err != nil || len(rows) < drainBatch {
 			return total, err
 		}
+		after = rows[len(rows)-1].ID
 	}
 }
 
 // Run drains the outbox every interval until ctx ends. A pass takes only the
-// rows that were already waiting at the previous pass (at the first, all of
-// them): a younger row is its writer's fast path's, and racing that would
+// rows with an id up to the newest seen at the previous pass (at the first,
+// all of them) — rows that were, give or take a commit in flight, already
+// waiting then: a younger row is its writer's fast path's, and racing that would
 // enqueue and delete it twice (and the two DELETEs can deadlock). So a row
 // whose fast path failed goes to asynq within two intervals.
 func (r *Relay) Run(ctx context.Context, interval time.Duration) {
