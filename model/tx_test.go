@@ -33,6 +33,18 @@ func TestTransactionEndsCleanOnOneConnection(t *testing.T) {
 			t.Fatalf("@@in_transaction = %d (err %v) after the transaction, want 0", n, err)
 		}
 	}
+	// rolledBack checks that nothing of a failed transaction on o stayed and
+	// that its connection went back to the pool with no transaction open.
+	rolledBack := func(t *testing.T, o *model.Order) {
+		t.Helper()
+		inTx(t)
+		if got, _ := b.store.OrderByID(b.ctx, o.ID); got.Status != model.OrderPending {
+			t.Errorf("status %s after a failed transaction, want pending", got.Status)
+		}
+		if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ?`, o.OrderNo); n != 0 {
+			t.Errorf("%d events after a failed transaction, want 0", n)
+		}
+	}
 	move := model.OrderMove{From: model.OrderPending, To: model.OrderPaid, Reason: "tx test", At: b.now}
 	event := func(no, reason string) model.Event {
 		return model.Event{ObjectType: "order", ObjectNo: no, FromStatus: "x", ToStatus: "y", Reason: reason, CreatedAt: b.now}
@@ -53,13 +65,7 @@ func TestTransactionEndsCleanOnOneConnection(t *testing.T) {
 		if !errors.Is(err, boom) {
 			t.Fatalf("InTx = %v, want boom", err)
 		}
-		inTx(t)
-		if got, _ := b.store.OrderByID(b.ctx, o.ID); got.Status != model.OrderPending {
-			t.Errorf("status %s after a failed transaction, want pending", got.Status)
-		}
-		if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ?`, o.OrderNo); n != 0 {
-			t.Errorf("%d events after a failed transaction, want 0", n)
-		}
+		rolledBack(t, o)
 	})
 
 	t.Run("panic rolls back", func(t *testing.T) {
@@ -77,10 +83,7 @@ func TestTransactionEndsCleanOnOneConnection(t *testing.T) {
 				panic("mid-transaction")
 			})
 		}()
-		inTx(t)
-		if got, _ := b.store.OrderByID(b.ctx, o.ID); got.Status != model.OrderPending {
-			t.Errorf("status %s after a panic, want pending", got.Status)
-		}
+		rolledBack(t, o)
 	})
 
 	t.Run("a failing commit batch rolls back", func(t *testing.T) {
@@ -101,13 +104,7 @@ func TestTransactionEndsCleanOnOneConnection(t *testing.T) {
 		if !model.IsDuplicate(err) {
 			t.Fatalf("InTx = %v, want the duplicate from the commit batch", err)
 		}
-		inTx(t)
-		if got, _ := b.store.OrderByID(b.ctx, o.ID); got.Status != model.OrderPending {
-			t.Errorf("status %s after a failed commit batch, want pending", got.Status)
-		}
-		if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ?`, o.OrderNo); n != 0 {
-			t.Errorf("%d events after a failed commit batch, want 0", n)
-		}
+		rolledBack(t, o)
 	})
 
 	t.Run("held statements commit with COMMIT", func(t *testing.T) {

@@ -12,13 +12,14 @@ import (
 	"time"
 )
 
-// captureProfiles fetches a CPU profile of `seconds` from the API and each
-// worker (their admin-only /debug/pprof/profile) into dir/<name>.pprof,
+// captureProfiles fetches a CPU profile of d from the API and each worker
+// (their admin-only /debug/pprof/profile), and takes the bench's own, into
+// dir/<name>.pprof,
 // starting at `at`; it returns at once and the wait func blocks until all
 // are written. Read them with `go tool pprof -top <binary> <file>`.
 func captureProfiles(ctx context.Context, e *benchEnv, s *stack, dir string, at time.Time, d time.Duration) (wait func()) {
 	var wg sync.WaitGroup
-	for _, c := range s.all() {
+	capture := func(name string, write func(path string) error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -27,48 +28,20 @@ func captureProfiles(ctx context.Context, e *benchEnv, s *stack, dir string, at 
 				return
 			case <-time.After(time.Until(at)):
 			}
-			path := filepath.Join(dir, c.name+".pprof")
-			if err := fetchProfile(ctx, e, c.addr, path, d); err != nil {
-				logf("profile %s: %v", c.name, err)
+			path := filepath.Join(dir, name+".pprof")
+			if err := write(path); err != nil {
+				logf("profile %s: %v", name, err)
 				return
 			}
-			logf("profile %s: %s", c.name, path)
+			logf("profile %s: %s", name, path)
 		}()
 	}
+	for _, c := range s.all() {
+		capture(c.name, func(path string) error { return fetchProfile(ctx, e, c.addr, path, d) })
+	}
 	// The load generator itself: its CPU is taken from the stack it drives.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(at)):
-		}
-		path := filepath.Join(dir, "bench.pprof")
-		if err := profileSelf(path, d); err != nil {
-			logf("profile bench: %v", err)
-			return
-		}
-		logf("profile bench: %s", path)
-	}()
+	capture("bench", func(path string) error { return profileSelf(path, d) })
 	return wg.Wait
-}
-
-func profileSelf(path string, d time.Duration) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return err
-	}
-	time.Sleep(d)
-	pprof.StopCPUProfile()
-	return f.Close()
 }
 
 func fetchProfile(ctx context.Context, e *benchEnv, addr, path string, d time.Duration) error {
@@ -97,5 +70,23 @@ func fetchProfile(ctx context.Context, e *benchEnv, addr, path string, d time.Du
 		f.Close()
 		return err
 	}
+	return f.Close()
+}
+
+// profileSelf writes the bench's own CPU profile of d to path.
+func profileSelf(path string, d time.Duration) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	time.Sleep(d)
+	pprof.StopCPUProfile()
 	return f.Close()
 }
