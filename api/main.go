@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"orderflow/api/handler"
 	"orderflow/model"
@@ -55,7 +54,7 @@ func run(args []string) error {
 		return fmt.Errorf("setting ORDERFLOW_HTTP_ADDR: %w", err)
 	}
 	uc := sc.NewUseCases()
-	srv := &http.Server{Handler: handler.NewRouter(sc, uc), ReadHeaderTimeout: 5 * time.Second}
+	srv := sc.Config.HTTPServer(handler.NewRouter(sc, uc))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	errc := make(chan error, 1)

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"orderflow/api/handler"
 	"orderflow/model"
@@ -144,10 +143,10 @@ func Start(ctx context.Context, opt Options) (sys *System, err error) {
 	}
 	s.Seeded = st.Seeded
 
-	s.api = &http.Server{Handler: handler.NewRouter(s.apiSC, uc), ReadHeaderTimeout: 5 * time.Second}
+	s.api = cfg.HTTPServer(handler.NewRouter(s.apiSC, uc))
 	go s.serve("api", s.api, apiLn)
 	s.sim = paysim.New(paysim.Config{Secret: cfg.PaySecret, NotifyBaseURL: s.APIURL, Logger: s.Log.Named("paysim")})
-	s.simSrv = &http.Server{Handler: s.sim.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	s.simSrv = cfg.HTTPServer(s.sim.Handler())
 	go s.serve("paysim", s.simSrv, simLn)
 
 	wcfg := cfg

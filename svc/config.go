@@ -27,21 +27,29 @@ type Config struct {
 	RedisPassword string `yaml:"redis_password"`
 	RedisMaster   string `yaml:"redis_master"` // sentinel master name
 	HTTPAddr      string `yaml:"http_addr"`
-	AdminToken    string `yaml:"admin_token"`
-	PaySecret     string `yaml:"pay_secret"`
-	PayURL        string `yaml:"pay_url"`
-	NotifyURL     string `yaml:"notify_url"`
-	LogLevel      string `yaml:"log_level"`
-	LogFormat     string `yaml:"log_format"` // json or console
+	// Every listener's limits (HTTPServer): no client can hold a connection open.
+	HTTPReadHeaderTimeout Duration `yaml:"http_read_header_timeout"`
+	HTTPReadTimeout       Duration `yaml:"http_read_timeout"`
+	HTTPWriteTimeout      Duration `yaml:"http_write_timeout"`
+	HTTPIdleTimeout       Duration `yaml:"http_idle_timeout"`
+	HTTPMaxHeaderBytes    int      `yaml:"http_max_header_bytes"`
+	AdminToken            string   `yaml:"admin_token"`
+	PaySecret             string   `yaml:"pay_secret"`
+	PayURL                string   `yaml:"pay_url"`
+	NotifyURL             string   `yaml:"notify_url"`
+	LogLevel              string   `yaml:"log_level"`
+	LogFormat             string   `yaml:"log_format"` // json or console
 
-	OrderTTL           Duration `yaml:"order_ttl"`
-	ClaimTimeout       Duration `yaml:"claim_timeout"`
-	RecoveryInterval   Duration `yaml:"recovery_interval"`
-	ReconcileSchedule  string   `yaml:"reconcile_schedule"`
-	ReconcileGrace     Duration `yaml:"reconcile_grace"`
-	NotifyInterval     Duration `yaml:"notify_interval"`
-	MaxPending         int      `yaml:"max_pending"`
-	MaxAttempts        int      `yaml:"max_attempts"`
+	OrderTTL          Duration `yaml:"order_ttl"`
+	ClaimTimeout      Duration `yaml:"claim_timeout"`
+	RecoveryInterval  Duration `yaml:"recovery_interval"`
+	ReconcileSchedule string   `yaml:"reconcile_schedule"`
+	ReconcileGrace    Duration `yaml:"reconcile_grace"`
+	NotifyInterval    Duration `yaml:"notify_interval"`
+	MaxPending        int      `yaml:"max_pending"`
+	MaxAttempts       int      `yaml:"max_attempts"`
+	// ActivateTimeout 0 (the default) is derived from ClaimTimeout: see
+	// ActivateDeadline.
 	ActivateTimeout    Duration `yaml:"activate_timeout"`
 	ActivateRetryDelay Duration `yaml:"activate_retry_delay"`
 	CacheTTL           Duration `yaml:"cache_ttl"`
@@ -72,6 +80,11 @@ func Defaults() Config {
 		RedisMode:                "standalone",
 		RedisAddr:                "127.0.0.1:6379",
 		HTTPAddr:                 "127.0.0.1:8080",
+		HTTPReadHeaderTimeout:    Duration(5 * time.Second),
+		HTTPReadTimeout:          Duration(30 * time.Second),
+		HTTPWriteTimeout:         Duration(60 * time.Second),
+		HTTPIdleTimeout:          Duration(60 * time.Second),
+		HTTPMaxHeaderBytes:       64 << 10,
 		PayURL:                   "http://127.0.0.1:8090",
 		LogLevel:                 "info",
 		LogFormat:                "json",
@@ -83,7 +96,6 @@ func Defaults() Config {
 		NotifyInterval:           Duration(time.Minute),
 		MaxPending:               5,
 		MaxAttempts:              10,
-		ActivateTimeout:          Duration(2 * time.Minute),
 		ActivateRetryDelay:       Duration(time.Second),
 		CacheTTL:                 Duration(time.Minute),
 		IdempotencyTTL:           Duration(24 * time.Hour),
@@ -247,6 +259,10 @@ func (c Config) Validate() error {
 		return bad("db_max_open", "must be at least 1")
 	case c.RefundMaxAttempts < 1:
 		return bad("refund_max_attempts", "must be at least 1")
+	case c.HTTPMaxHeaderBytes < 1<<10 || c.HTTPMaxHeaderBytes > 1<<20:
+		return bad("http_max_header_bytes", "want 1024..1048576")
+	case c.ActivateTimeout < 0:
+		return bad("activate_timeout", "must be a positive duration, or unset to derive it from claim_timeout")
 	}
 	if _, err := parseDelays(c.RefundRetryDelays); err != nil {
 		return bad("refund_retry_delays", err.Error())
@@ -257,22 +273,41 @@ func (c Config) Validate() error {
 	for key, d := range map[string]Duration{
 		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "recovery_interval": c.RecoveryInterval,
 		"reconcile_grace": c.ReconcileGrace, "notify_interval": c.NotifyInterval,
-		"activate_timeout": c.ActivateTimeout, "activate_retry_delay": c.ActivateRetryDelay,
-		"cache_ttl": c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,
+		"activate_retry_delay": c.ActivateRetryDelay,
+		"cache_ttl":            c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,
 		"task_check_interval": c.TaskCheckInterval, "delayed_task_check_interval": c.DelayedTaskCheckInterval,
 		"shutdown_timeout": c.ShutdownTimeout, "refund_alert_after": c.RefundAlertAfter, "pay_timeout": c.PayTimeout,
+		"http_read_header_timeout": c.HTTPReadHeaderTimeout, "http_read_timeout": c.HTTPReadTimeout,
+		"http_write_timeout": c.HTTPWriteTimeout, "http_idle_timeout": c.HTTPIdleTimeout,
 	} {
 		if d <= 0 {
 			return bad(key, "must be a positive duration")
 		}
 	}
-	if c.ActivateTimeout >= c.ClaimTimeout {
+	if c.HTTPReadHeaderTimeout > c.HTTPReadTimeout {
+		return bad("http_read_header_timeout", "must not be longer than http_read_timeout")
+	}
+	if c.ActivateTimeout != 0 && c.ActivateTimeout >= c.ClaimTimeout {
 		return bad("activate_timeout", "must be shorter than claim_timeout, or a running activation could be recovered under it")
 	}
 	if _, err := CronParser.Parse(c.ReconcileSchedule); err != nil {
 		return bad("reconcile_schedule", err.Error())
 	}
 	return nil
+}
+
+// maxDerivedActivate caps the activation timeout derived from the claim timeout.
+const maxDerivedActivate = 2 * time.Minute
+
+// ActivateDeadline is how long one activation may run: activate_timeout when
+// it is set, otherwise half the claim timeout, at most two minutes — always
+// shorter than the claim timeout, so setting only the claim timeout (a SPEC
+// knob) never makes a default conflict with it.
+func (c Config) ActivateDeadline() time.Duration {
+	if c.ActivateTimeout > 0 {
+		return c.ActivateTimeout.D()
+	}
+	return min(c.ClaimTimeout.D()/2, maxDerivedActivate)
 }
 
 // RefundDelays parses refund_retry_delays ("1m,5m,30m,30m"); Validate has checked it.

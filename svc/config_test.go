@@ -89,8 +89,52 @@ func TestLoadDefaultsMatchSPEC(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
-	if cfg.ActivateTimeout >= cfg.ClaimTimeout {
-		t.Errorf("default activate_timeout %v is not shorter than claim_timeout %v", cfg.ActivateTimeout.D(), cfg.ClaimTimeout.D())
+	if cfg.ActivateDeadline() >= cfg.ClaimTimeout.D() {
+		t.Errorf("default activation deadline %v is not shorter than claim_timeout %v", cfg.ActivateDeadline(), cfg.ClaimTimeout.D())
+	}
+}
+
+// TestActivateTimeoutFollowsClaimTimeout: an unset activate_timeout is
+// derived from the claim timeout, so setting only ORDERFLOW_CLAIM_TIMEOUT
+// (even below the old fixed default of 2m) starts every process; only an
+// explicit value that conflicts stops start-up. The shipped etc/*.yaml files
+// are loaded as the processes load them.
+func TestActivateTimeoutFollowsClaimTimeout(t *testing.T) {
+	secrets := []string{"ORDERFLOW_MYSQL_DSN=root@tcp(127.0.0.1:3306)/orderflow", "ORDERFLOW_ADMIN_TOKEN=env-admin-token-0123456789", "ORDERFLOW_PAY_SECRET=s"}
+	for _, tc := range []struct {
+		name    string
+		file    string
+		env     []string
+		want    time.Duration
+		wantErr string
+	}{
+		{name: "queue.yaml, claim 5s alone", file: "../etc/queue.yaml", env: []string{"ORDERFLOW_CLAIM_TIMEOUT=5s"}, want: 2500 * time.Millisecond},
+		{name: "api.yaml, claim 5s alone", file: "../etc/api.yaml", env: []string{"ORDERFLOW_CLAIM_TIMEOUT=5s"}, want: 2500 * time.Millisecond},
+		{name: "defaults", file: "../etc/queue.yaml", want: 2 * time.Minute},
+		{name: "claim 1m: half of it", env: []string{"ORDERFLOW_CLAIM_TIMEOUT=1m"}, want: 30 * time.Second},
+		{name: "claim 1h: capped at 2m", env: []string{"ORDERFLOW_CLAIM_TIMEOUT=1h"}, want: 2 * time.Minute},
+		{name: "explicit and shorter", env: []string{"ORDERFLOW_CLAIM_TIMEOUT=5s", "ORDERFLOW_ACTIVATE_TIMEOUT=4s"}, want: 4 * time.Second},
+		{name: "explicit and conflicting", env: []string{"ORDERFLOW_CLAIM_TIMEOUT=5s", "ORDERFLOW_ACTIVATE_TIMEOUT=5s"}, wantErr: "setting ORDERFLOW_ACTIVATE_TIMEOUT:"},
+		{name: "explicit and negative", env: []string{"ORDERFLOW_ACTIVATE_TIMEOUT=-1s"}, wantErr: "setting ORDERFLOW_ACTIVATE_TIMEOUT:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _, err := svc.Load(tc.file, append(tc.env, secrets...))
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("Load error = %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if got := cfg.ActivateDeadline(); got != tc.want {
+				t.Errorf("activation deadline = %v, want %v", got, tc.want)
+			}
+			if cfg.ActivateDeadline() >= cfg.ClaimTimeout.D() {
+				t.Errorf("activation deadline %v not below claim timeout %v", cfg.ActivateDeadline(), cfg.ClaimTimeout.D())
+			}
+		})
 	}
 }
 

@@ -43,7 +43,7 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		Asynq:     asynq.NewClientFromRedisClient(rdb),
 		Inspector: asynq.NewInspectorFromRedisClient(rdb),
 		Tasks: tasks.NewTable(tasks.Config{
-			ActivateTimeout:    c.ActivateTimeout.D(),
+			ActivateTimeout:    c.ActivateDeadline(),
 			ActivateRetryDelay: c.ActivateRetryDelay.D(),
 			RecoveryInterval:   c.RecoveryInterval.D(),
 			RefundRetryDelays:  c.RefundDelays(),

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"orderflow/paysim"
+	"orderflow/svc"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -242,7 +243,7 @@ func startWithSim(ctx context.Context, e *benchEnv, sc stackConfig) (*stack, fun
 	}
 	e.paysimURL = "http://" + ln.Addr().String()
 	sim := &simHandler{}
-	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 5 * time.Second}
+	srv := svc.Defaults().HTTPServer(sim)
 	go func() { _ = srv.Serve(ln) }()
 	s, err := startStack(ctx, e.bins, e, sc)
 	done := func() { srv.Close(); sim.close() }

@@ -22,7 +22,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -32,6 +31,7 @@ import (
 	"go.uber.org/zap"
 
 	"orderflow/paysim"
+	"orderflow/svc"
 )
 
 func main() {
@@ -114,7 +114,7 @@ func run() error {
 		return fmt.Errorf("ORDERFLOW_PAYSIM_ADDR %s: %w", addr, err)
 	}
 	sim := paysim.New(cfg)
-	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	srv := svc.Defaults().HTTPServer(sim.Handler()) // the simulator keeps the product's default limits
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()

@@ -89,12 +89,12 @@ func StartWith(t testing.TB, cfg svc.Config, opt Options) *Stack {
 	}
 	s := &Stack{Config: cfg, SC: sc, UC: sc.NewUseCases()}
 	s.APIURL = "http://" + apiLn.Addr().String()
-	s.api = &http.Server{Handler: handler.NewRouter(sc, s.UC), ReadHeaderTimeout: 5 * time.Second}
+	s.api = cfg.HTTPServer(handler.NewRouter(sc, s.UC))
 	go func() { _ = s.api.Serve(apiLn) }()
 
 	s.Sim = paysim.New(paysim.Config{Secret: cfg.PaySecret, NotifyBaseURL: s.APIURL, Seed: 1, Logger: zap.NewNop()})
 	s.SimURL = cfg.PayURL
-	simSrv := &http.Server{Handler: s.Sim.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	simSrv := cfg.HTTPServer(s.Sim.Handler())
 	go func() { _ = simSrv.Serve(simLn) }()
 	s.Pay = &paysim.Client{BaseURL: s.SimURL, Secret: cfg.PaySecret, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	s.Admin = &Client{Base: s.APIURL, Token: cfg.AdminToken}

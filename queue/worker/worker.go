@@ -94,7 +94,7 @@ func (w *Worker) Start() error {
 	mux.HandleFunc("GET /readyz", hc.Ready)
 	mux.Handle("GET /metrics", metrics.Handler(w.uc.Metrics, metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock}))
 	profiling.Mount(mux, c.AdminToken)
-	w.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	w.http = c.HTTPServer(mux)
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
