@@ -2,7 +2,7 @@
 GO ?= go
 TEST_FLAGS ?= -race -count=1 -timeout 14m
 
-.PHONY: run run-mysql demo test lint build test-cluster browser chaos chaos-short audit bench
+.PHONY: run run-mysql demo test lint build test-cluster browser chaos chaos-short audit bench fuzz
 
 ## run: everything in one process on SQLite + an embedded Redis, nothing to install (ARGS=… passes flags)
 run:
@@ -55,3 +55,10 @@ test-cluster:
 ## browser: headless Chromium loads the asynqmon dashboard with the admin token; screenshot in tmp/monitoring.png
 browser:
 	./scripts/browser-check.sh
+
+## fuzz: the request-decoder and payment-notify fuzzers, FUZZTIME each (default 60s); `make test` runs their seeds
+FUZZTIME ?= 60s
+fuzz:
+	./scripts/services.sh
+	$(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) ./api/handler/
+	$(GO) test -run '^$$' -fuzz '^FuzzPaymentNotify$$' -fuzztime $(FUZZTIME) ./api/handler/
