@@ -123,6 +123,13 @@ type Report struct {
 	Stale []string
 	// Panics lists panics and data races found in the process logs.
 	Panics []string
+	// TimeToHeal runs from the end of the last fault until every object is
+	// terminal or holds a live task and every stock counter equals the
+	// ledger (Healed: within the bound); HealBound is two sweep intervals.
+	TimeToHeal time.Duration
+	Healed     bool
+	HealBound  time.Duration
+	HealRest   string
 	// Quiesced is whether the ledger came to rest within the bound.
 	Quiesced         bool
 	TimeToQuiescence time.Duration
@@ -137,7 +144,7 @@ type Report struct {
 // MissingFaults lists fault kinds the run never injected.
 func (r *Report) MissingFaults() []string {
 	var out []string
-	for _, k := range FaultKinds {
+	for _, k := range kindsFor(r.Short) {
 		if r.Faults[k] == 0 {
 			out = append(out, k)
 		}
@@ -157,7 +164,8 @@ func (r *Report) Violations() int {
 // Pass reports whether the run met the bar: quiescence reached, every fault
 // kind injected, audit run with 0 violations, nothing lost, no panics.
 func (r *Report) Pass() bool {
-	return r.Quiesced && r.Audit != nil && r.Violations() == 0 && len(r.MissingFaults()) == 0
+	return r.Quiesced && r.Audit != nil && r.Violations() == 0 && len(r.MissingFaults()) == 0 &&
+		r.Healed && r.TimeToHeal <= r.HealBound
 }
 
 // Run performs one chaos run. An error means the run could not be carried
@@ -221,11 +229,29 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 
 	faults := schedule(cfg.Seed, cfg.Duration, cfg.Short, len(c.workers), len(c.apis))
-	inj := &injector{c: c, out: out, injected: map[string]int{}}
+	inj := &injector{c: c, out: out, seed: cfg.Seed, injected: map[string]int{}}
 	loadStart := time.Now()
 	var faultsDone sync.WaitGroup
 	faultsDone.Add(1)
-	go func() { defer faultsDone.Done(); inj.run(ctx, loadStart, faults) }()
+	rep.HealBound = 2 * sweepEvery
+	go func() {
+		defer faultsDone.Done()
+		inj.run(ctx, loadStart, faults)
+		// Time to heal counts from here, while the workload may still run.
+		db, err := audit.Open(c.dsn)
+		if err != nil {
+			rep.HealRest = err.Error()
+			return
+		}
+		defer db.Close()
+		rdb := redis.NewClient(&redis.Options{Addr: c.redis.Addr()})
+		defer rdb.Close()
+		out.Printf("last fault healed; measuring time to heal")
+		var h healState
+		rep.TimeToHeal, rep.Healed, h = timeToHeal(ctx, db, rdb, time.Now(), 60*time.Second)
+		rep.HealRest = h.String()
+		out.Printf("time to heal %s (healed %v): %s", rep.TimeToHeal.Round(10*time.Millisecond), rep.Healed, rep.HealRest)
+	}()
 	out.Printf("workload and %d faults running for %s", len(faults), cfg.Duration)
 	w.run(ctx, cfg.Clients, loadStart.Add(cfg.Duration))
 	out.Printf("workload done; waiting for the last faults to heal")
@@ -341,7 +367,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "seed %d (%s), workload %s, %d workers, total %s, logs %s\n", r.Seed, mode, r.Workload, r.Workers, r.Total.Round(time.Second), r.LogDir)
 
 	fmt.Fprintf(w, "\nfaults injected:\n")
-	for _, k := range FaultKinds {
+	for _, k := range kindsFor(r.Short) {
 		fmt.Fprintf(w, "  %-16s %d\n", k, r.Faults[k])
 	}
 	for _, l := range r.FaultLog {
@@ -389,6 +415,13 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "notifications delivered to the webhook: %d\n", r.Notifications)
 	fmt.Fprintf(w, "process starts: %s\n", kv(r.Starts))
 	fmt.Fprintf(w, "unplanned exits (restarted by the supervisor): %s\n", kv(r.Unplanned))
+
+	fmt.Fprintf(w, "\ntime to heal after the last fault: ")
+	if r.Healed {
+		fmt.Fprintf(w, "%s (bound: 2 sweep intervals = %s)\n", r.TimeToHeal.Round(10*time.Millisecond), r.HealBound)
+	} else {
+		fmt.Fprintf(w, "NOT healed within %s: %s\n", r.TimeToHeal.Round(time.Second), r.HealRest)
+	}
 
 	fmt.Fprintf(w, "\nquiescence: ")
 	if r.Quiesced {

@@ -37,6 +37,13 @@ const (
 const crashWindows = "activate/after-claim=sleep(100ms);activate/after-effect=sleep(300ms);" +
 	"group/after-close=sleep(300ms);group/charge=sleep(100ms);activate/deliver=6*error"
 
+// The periodic jobs' periods: the sweep heals, the reconciliation is rare
+// (as in production, where it is daily), so a run shows what the sweep heals.
+const (
+	sweepEvery     = 2 * time.Second
+	reconcileEvery = 20 * time.Second
+)
+
 // cluster is the whole system as separate OS processes: a private MariaDB
 // and Redis, the payment simulator behind a cuttable proxy, two API
 // processes (one creating orders with a 4 s life) and the workers.
@@ -257,7 +264,8 @@ func (c *cluster) baseEnv(notifyURL, payURL string) []string {
 		"ORDERFLOW_CLAIM_TIMEOUT=3s",
 		"ORDERFLOW_ACTIVATE_TIMEOUT=2s",
 		"ORDERFLOW_RECOVERY_INTERVAL=1s",
-		"ORDERFLOW_RECONCILE_SCHEDULE=@every 5s",
+		"ORDERFLOW_RECONCILE_SCHEDULE=@every "+reconcileEvery.String(),
+		"ORDERFLOW_SWEEP_INTERVAL="+sweepEvery.String(),
 		"ORDERFLOW_RECONCILE_GRACE=1s",
 		"ORDERFLOW_NOTIFY_INTERVAL=1s",
 		"ORDERFLOW_MAX_PENDING=20",

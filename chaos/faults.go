@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"orderflow/failpoint"
 )
 
 // Fault kinds.
@@ -16,6 +18,20 @@ const (
 	FaultRedisWipe   = "redis-wipe"    // kill -9 Redis, restart it empty
 	FaultMariaDBKill = "mariadb-kill9" // kill -9 MariaDB, restart it on its data
 	FaultPaysimDown  = "paysim-down"   // the provider unreachable (refused) or hung (SIGSTOP)
+	// FaultRedisPartial deletes a random share of asynq's tasks and of the
+	// stock counters and keeps the epoch marker: what a failover to a
+	// lagging replica, a lost Cluster shard or an older RDB does.
+	FaultRedisPartial = "redis-partial"
+	// FaultMariaDBOutage keeps the database down longer than every task
+	// type's retry budget in the chaos configuration, so tasks are archived
+	// and only the sweep can bring their objects back.
+	FaultMariaDBOutage = "mariadb-outage"
+	// FaultWorkersAcrossSlot has every worker down across a reconciliation
+	// slot: the first worker back must run the missed slot.
+	FaultWorkersAcrossSlot = "workers-across-slot"
+	// FaultAPIKillMidCreate restarts an API with a failpoint that exits
+	// between an order's Redis stock take and its database commit.
+	FaultAPIKillMidCreate = "api-kill-mid-create"
 )
 
 // paysim-down flavours.
@@ -25,7 +41,27 @@ const (
 )
 
 // FaultKinds lists every kind in report order.
-var FaultKinds = []string{FaultWorkerKill, FaultAPIKill, FaultRedisWipe, FaultMariaDBKill, FaultPaysimDown}
+var FaultKinds = []string{FaultWorkerKill, FaultAPIKill, FaultRedisWipe, FaultMariaDBKill, FaultPaysimDown,
+	FaultRedisPartial, FaultMariaDBOutage, FaultWorkersAcrossSlot, FaultAPIKillMidCreate}
+
+// shortKinds are the kinds the fast tier's short run injects: the long
+// outage and the wait for a reconciliation slot do not fit in its 40 s.
+var shortKinds = []string{FaultWorkerKill, FaultAPIKill, FaultRedisWipe, FaultMariaDBKill, FaultPaysimDown,
+	FaultRedisPartial, FaultAPIKillMidCreate}
+
+// kindsFor is the kinds a run must inject.
+func kindsFor(short bool) []string {
+	if short {
+		return shortKinds
+	}
+	return FaultKinds
+}
+
+// Budgets of the chaos configuration the outage must outlast (cluster.go's
+// settings; the table's retry spans for them): order:close 10 retries from
+// 100 ms doubling to 3.2 s ≈ 19 s, order:activate ≈ 3 s, group:settle 3.1 s,
+// refund:execute 40 × ≤ 400 ms ≈ 16 s.
+const outageDown = 24 * time.Second
 
 // fault is one scheduled injection.
 type fault struct {
@@ -34,6 +70,7 @@ type fault struct {
 	target int           // which worker or API
 	down   time.Duration // how long the thing stays down
 	mode   string        // paysim-down: refused or hung
+	share  float64       // redis-partial: the share of tasks and counters deleted
 }
 
 func (f fault) String() string {
@@ -44,8 +81,10 @@ func (f fault) String() string {
 		if f.target < 0 {
 			what = "all-workers"
 		}
-	case FaultAPIKill:
+	case FaultAPIKill, FaultAPIKillMidCreate:
 		what = fmt.Sprintf("api-%d", f.target+1)
+	case FaultRedisPartial:
+		return fmt.Sprintf("%s %.0f%% of tasks and counters", f.kind, 100*f.share)
 	case FaultPaysimDown:
 		what = f.mode
 	}
@@ -56,14 +95,16 @@ func (f fault) String() string {
 // once, spread over the workload, worker kills repeatedly.
 func schedule(seed int64, d time.Duration, short bool, workers, apis int) []fault {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0xc4a05))
-	counts := map[string]int{FaultWorkerKill: 3, FaultAPIKill: 1, FaultRedisWipe: 1, FaultMariaDBKill: 1, FaultPaysimDown: 1}
+	counts := map[string]int{FaultWorkerKill: 3, FaultAPIKill: 1, FaultRedisWipe: 1, FaultMariaDBKill: 1, FaultPaysimDown: 1,
+		FaultRedisPartial: 1, FaultAPIKillMidCreate: 1}
 	if !short {
-		counts = map[string]int{FaultWorkerKill: max(6, int(d/(8*time.Second))), FaultAPIKill: 4, FaultRedisWipe: 3, FaultMariaDBKill: 3, FaultPaysimDown: 3}
+		counts = map[string]int{FaultWorkerKill: max(6, int(d/(8*time.Second))), FaultAPIKill: 4, FaultRedisWipe: 3, FaultMariaDBKill: 3, FaultPaysimDown: 3,
+			FaultRedisPartial: 3, FaultMariaDBOutage: 1, FaultWorkersAcrossSlot: 1, FaultAPIKillMidCreate: 3}
 	}
 	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo)+1)) }
 	var out []fault
 	start, end := d/10, d*85/100
-	for _, kind := range FaultKinds {
+	for _, kind := range kindsFor(short) {
 		n := counts[kind]
 		slot := (end - start) / time.Duration(n)
 		for i := range n {
@@ -80,6 +121,13 @@ func schedule(seed int64, d time.Duration, short bool, workers, apis int) []faul
 				f.down = between(500*time.Millisecond, 3*time.Second)
 			case FaultMariaDBKill:
 				f.down = between(1*time.Second, 5*time.Second)
+			case FaultRedisPartial:
+				f.share = 0.3 + 0.4*rng.Float64()
+			case FaultMariaDBOutage:
+				f.down = outageDown
+				f.at = min(f.at, end-outageDown) // healed before the workload ends
+			case FaultAPIKillMidCreate:
+				f.target = rng.IntN(apis)
 			case FaultPaysimDown:
 				f.down = between(3*time.Second, 8*time.Second)
 				f.mode = faultSimCut
@@ -96,8 +144,9 @@ func schedule(seed int64, d time.Duration, short bool, workers, apis int) []faul
 
 // injector runs a schedule against a cluster.
 type injector struct {
-	c   *cluster
-	out *progress
+	c    *cluster
+	out  *progress
+	seed int64
 
 	mu       sync.Mutex
 	injected map[string]int
@@ -171,6 +220,30 @@ func (in *injector) inject(ctx context.Context, f fault) {
 		c.db.proc.Want()
 		// Crash recovery takes a moment; the next database fault waits for it.
 		_ = c.db.WaitReady(context.WithoutCancel(ctx), 60*time.Second)
+	case FaultRedisPartial:
+		tasks, counters, err := c.redis.forgetShare(ctx, in.rng(f), f.share)
+		in.out.Printf("redis-partial: deleted %d tasks and %d stock counters (err %v)", tasks, counters, err)
+	case FaultMariaDBOutage:
+		c.db.proc.Kill9()
+		wait()
+		c.db.proc.Want()
+		_ = c.db.WaitReady(context.WithoutCancel(ctx), 60*time.Second)
+	case FaultWorkersAcrossSlot:
+		// Down from just before a reconciliation slot to just after it.
+		slot := time.Now().Truncate(reconcileEvery).Add(reconcileEvery)
+		sleep(ctx, time.Until(slot.Add(-700*time.Millisecond)))
+		for _, p := range c.workers {
+			p.Kill9()
+		}
+		sleep(ctx, time.Until(slot.Add(time.Second)))
+		for _, p := range c.workers {
+			p.Want()
+		}
+	case FaultAPIKillMidCreate:
+		// The failpoint exits at the restarted API's first stock take.
+		if err := c.apis[f.target].RestartWith("ORDERFLOW_FAILPOINTS=" + failpoint.CreateAfterStockTake + "=1*exit"); err != nil {
+			in.out.Printf("api-kill-mid-create: %v", err)
+		}
 	case FaultPaysimDown:
 		if f.mode == faultSimFreeze {
 			c.sim.Freeze()
@@ -183,6 +256,11 @@ func (in *injector) inject(ctx context.Context, f fault) {
 		}
 	}
 	in.out.Printf("healed: %s", f.kind)
+}
+
+// rng draws a fault's own random choices from the run's seed and the fault.
+func (in *injector) rng(f fault) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(in.seed), uint64(f.at)))
 }
 
 func (in *injector) counts() map[string]int {

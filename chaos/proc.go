@@ -2,12 +2,15 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"sync"
 	"syscall"
 	"time"
+
+	"orderflow/failpoint"
 )
 
 // proc is one supervised child process. While it is wanted, the supervisor
@@ -61,7 +64,7 @@ func (p *proc) spawnLocked() error {
 		err := cmd.Wait()
 		f.Close()
 		p.mu.Lock()
-		if !p.planned {
+		if !p.planned && !injectedDeath(err) {
 			p.unplanned++
 			p.lastExit = fmt.Sprint(err)
 		}
@@ -140,6 +143,26 @@ func (p *proc) Thaw() {
 		_ = p.cmd.Process.Signal(syscall.SIGCONT)
 		p.stopped = false
 	}
+}
+
+// injectedDeath: the process exited at one of the product's failpoints
+// (failpoint.ExitCode), which a fault asked for — not an unplanned exit.
+func injectedDeath(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.ExitCode() == failpoint.ExitCode
+}
+
+// RestartWith kills the process and starts it once more with extra
+// variables (say an armed failpoint); later restarts use its usual ones.
+func (p *proc) RestartWith(extra ...string) error {
+	p.Kill9()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	usual := p.env
+	p.env = append(append([]string{}, usual...), extra...)
+	err := p.spawnLocked()
+	p.env, p.want = usual, true
+	return err
 }
 
 // Want marks the process wanted again; the supervisor starts it.

@@ -29,6 +29,9 @@ var ErrInjected = errors.New("failpoint: injected error")
 
 // Names of the points the product defines.
 const (
+	// CreateAfterStockTake sits between an order create's Redis stock take
+	// and its database transaction (key: the product ID).
+	CreateAfterStockTake   = "create/after-stock-take"
 	ActivateAfterClaim     = "activate/after-claim"
 	ActivateAfterEffect    = "activate/after-effect"
 	ActivateBeforeFinalize = "activate/before-finalize"

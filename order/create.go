@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"orderflow/apperr"
+	"orderflow/failpoint"
 	"orderflow/model"
 	"orderflow/stock"
 
@@ -112,6 +114,10 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 	if limited {
 		if err := s.takeStock(ctx, p, req.Quantity); err != nil {
 			return nil, err
+		}
+		if err := failpoint.Inject(failpoint.CreateAfterStockTake, strconv.FormatInt(p.ID, 10)); err != nil {
+			s.undoStockTake(ctx, p, req.Quantity, false)
+			return nil, fmt.Errorf("create order for user %d: %w", req.UserID, err)
 		}
 	}
 	var closeTask *model.OutboxRow
