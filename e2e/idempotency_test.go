@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,9 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestIdempotencyKeyRules: a key is 1..255 bytes of visible ASCII — the
-// longest works, anything else is 400 invalid_idempotency_key with nothing
-// written; a key reused with another order (product or quantity) is 422
+// TestIdempotencyKeyRules: a key is 1..255 bytes of visible ASCII, sent
+// once — the longest works, anything else (an empty or repeated header too)
+// is 400 invalid_idempotency_key with nothing written; a key reused with another order (product or quantity) is 422
 // idempotency_key_reused with nothing written; the same order again, however
 // its JSON is spelled, is the first order (200, same order_no).
 //
@@ -34,6 +35,24 @@ func idempotencyKeyRules(t *testing.T, backend testenv.Backend) {
 	s.AddCards(t, other, "KOTHER", 20)
 	_, c := s.NewUser(t, "key-buyer", 0)
 
+	// twice sends the create with two Idempotency-Key headers.
+	twice := func(body string) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequest("POST", s.APIURL+"/api/v1/orders", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+		req.Header.Add("Idempotency-Key", "first-of-two")
+		req.Header.Add("Idempotency-Key", "second-of-two")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, raw
+	}
 	type created struct {
 		OrderNo string `json:"order_no"`
 	}
@@ -81,6 +100,8 @@ func idempotencyKeyRules(t *testing.T, backend testenv.Backend) {
 		{"a key with a non-ASCII letter", body, "clé-1", http.StatusBadRequest, "invalid_idempotency_key"},
 		{"a key with bytes that are not UTF-8", body, "key-\xff\xfe", http.StatusBadRequest, "invalid_idempotency_key"},
 		{"a key with a space", body, "two words", http.StatusBadRequest, "invalid_idempotency_key"},
+		{"an empty key", body, "", http.StatusBadRequest, "invalid_idempotency_key"},
+		{"two keys", body, "(twice)", http.StatusBadRequest, "invalid_idempotency_key"},
 		{"the key again with another quantity", `{"product_id":` + itoa(card) + `,"quantity":3}`, reused, http.StatusUnprocessableEntity, "idempotency_key_reused"},
 		{"the key again with another product", `{"product_id":` + itoa(other) + `,"quantity":2}`, reused, http.StatusUnprocessableEntity, "idempotency_key_reused"},
 	} {
@@ -89,7 +110,13 @@ func idempotencyKeyRules(t *testing.T, backend testenv.Backend) {
 				return s.Count(t, `SELECT COUNT(*) FROM outbox`) == 0, nil
 			})
 			before := snapshotLedger(t, s, card, other)
-			st, raw, _ := create(tc.body, tc.key)
+			var st int
+			var raw []byte
+			if tc.key == "(twice)" {
+				st, raw = twice(tc.body)
+			} else {
+				st, raw, _ = create(tc.body, tc.key)
+			}
 			if st != tc.want {
 				t.Errorf("status %d body %s, want %d %s", st, raw, tc.want, tc.code)
 			}
