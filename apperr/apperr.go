@@ -19,16 +19,20 @@ const (
 	Conflict
 	TooMany
 	Unavailable
+	// Unprocessable: well formed, but it contradicts what the server already
+	// holds (an Idempotency-Key reused for another request).
+	Unprocessable
 )
 
 var statusByKind = map[Kind]int{
-	Invalid:      http.StatusBadRequest,
-	Unauthorized: http.StatusUnauthorized,
-	Forbidden:    http.StatusForbidden,
-	NotFound:     http.StatusNotFound,
-	Conflict:     http.StatusConflict,
-	TooMany:      http.StatusTooManyRequests,
-	Unavailable:  http.StatusServiceUnavailable,
+	Invalid:       http.StatusBadRequest,
+	Unauthorized:  http.StatusUnauthorized,
+	Forbidden:     http.StatusForbidden,
+	NotFound:      http.StatusNotFound,
+	Conflict:      http.StatusConflict,
+	Unprocessable: http.StatusUnprocessableEntity,
+	TooMany:       http.StatusTooManyRequests,
+	Unavailable:   http.StatusServiceUnavailable,
 }
 
 // Error is a business error with a code the client can act on.

@@ -27,6 +27,7 @@ type Sources struct {
 type ledgerCollector struct {
 	src                                         Sources
 	orders, refunds, outbox, outboxAge, notices *prometheus.Desc
+	held                                        *prometheus.Desc
 	queueSize, queueLatency, processed, failed  *prometheus.Desc
 }
 
@@ -41,6 +42,7 @@ func newLedgerCollector(src Sources) *ledgerCollector {
 		outbox:       d("orderflow_outbox_backlog", "Outbox rows not yet handed to asynq."),
 		outboxAge:    d("orderflow_outbox_oldest_age_seconds", "Age of the oldest outbox row (0 when empty)."),
 		notices:      d("orderflow_notifications_pending", "Notifications not yet acknowledged by the webhook."),
+		held:         d("orderflow_held_payments", "Payments held for an operator: their trade already pays another order."),
 		queueSize:    d("orderflow_queue_tasks", "asynq tasks per queue and state.", "queue", "state"),
 		queueLatency: d("orderflow_queue_latency_seconds", "Age of the oldest pending task per queue.", "queue"),
 		processed:    d("orderflow_queue_processed_total", "Tasks processed per queue (asynq's total).", "queue"),
@@ -49,7 +51,7 @@ func newLedgerCollector(src Sources) *ledgerCollector {
 }
 
 func (c *ledgerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.orders, c.refunds, c.outbox, c.outboxAge, c.notices, c.queueSize, c.queueLatency, c.processed, c.failed} {
+	for _, d := range []*prometheus.Desc{c.orders, c.refunds, c.outbox, c.outboxAge, c.notices, c.held, c.queueSize, c.queueLatency, c.processed, c.failed} {
 		ch <- d
 	}
 }
@@ -76,6 +78,9 @@ func (c *ledgerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if n, err := c.src.Store.CountUndelivered(ctx); err == nil {
 		gauge(c.notices, float64(n))
+	}
+	if n, err := c.src.Store.CountHeldPayments(ctx); err == nil {
+		gauge(c.held, float64(n))
 	}
 	queues, err := c.src.Inspector.Queues()
 	if err != nil {
@@ -115,6 +120,7 @@ type Stats struct {
 	Queues               map[string]map[string]int `json:"queues"`
 	CloseQueueLength     int                       `json:"close_queue_length"`
 	PendingNotifications int64                     `json:"pending_notifications"`
+	HeldPayments         int64                     `json:"held_payments"`
 	OutboxBacklog        int64                     `json:"outbox_backlog"`
 	OutboxOldestSeconds  float64                   `json:"outbox_oldest_age_seconds"`
 	CloseSuccessRate     *float64                  `json:"close_success_rate"`
@@ -141,6 +147,9 @@ func Collect(ctx context.Context, m *Metrics, src Sources) (*Stats, error) {
 		st.RefundFailureRate = ratio(st.Refunds[model.RefundManual], done)
 	}
 	if st.PendingNotifications, err = src.Store.CountUndelivered(ctx); err != nil {
+		return nil, err
+	}
+	if st.HeldPayments, err = src.Store.CountHeldPayments(ctx); err != nil {
 		return nil, err
 	}
 	var age time.Duration

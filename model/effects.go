@@ -90,40 +90,6 @@ func (s *Store) PaymentsForOrder(ctx context.Context, orderID int64) ([]Payment,
 	return out, err
 }
 
-// InsertIdempotencyKey binds a buyer's Idempotency-Key to an order; false
-// means the key is already bound.
-func (s *Store) InsertIdempotencyKey(ctx context.Context, userID int64, key string, orderID int64, at time.Time) (bool, error) {
-	return s.insertIgnoringDuplicate(ctx,
-		`INSERT INTO idempotency_keys (user_id, idem_key, order_id, created_at) VALUES (?, ?, ?, ?)`,
-		userID, key, orderID, at)
-}
-
-// IdempotentOrderID returns the order a buyer's key was bound to at or after
-// since; 0 means the key is reserved by a create still in progress.
-func (s *Store) IdempotentOrderID(ctx context.Context, userID int64, key string, since time.Time) (int64, error) {
-	var id int64
-	err := s.first(ctx, &id, `SELECT order_id FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND created_at >= ?`, userID, key, since)
-	return id, err
-}
-
-// BindIdempotencyKey points a reserved key at its order.
-func (s *Store) BindIdempotencyKey(ctx context.Context, userID int64, key string, orderID int64) error {
-	_, err := s.exec(ctx, `UPDATE idempotency_keys SET order_id = ? WHERE user_id = ? AND idem_key = ? AND order_id = 0`, orderID, userID, key)
-	return err
-}
-
-// ReleaseIdempotencyKey drops a reservation whose create failed, so a retry can run.
-func (s *Store) ReleaseIdempotencyKey(ctx context.Context, userID int64, key string) error {
-	_, err := s.exec(ctx, `DELETE FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND order_id = 0`, userID, key)
-	return err
-}
-
-// ExpireIdempotencyKey drops a key older than since so it can be bound again.
-func (s *Store) ExpireIdempotencyKey(ctx context.Context, userID int64, key string, since time.Time) error {
-	_, err := s.exec(ctx, `DELETE FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND created_at < ?`, userID, key, since)
-	return err
-}
-
 // HasStockFlow reports whether an order has a stock-flow row of a type.
 func (s *Store) HasStockFlow(ctx context.Context, orderID int64, flowType int) (bool, error) {
 	var n int64

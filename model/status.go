@@ -108,4 +108,8 @@ const (
 	PaymentLate      = "late"      // landed after the order closed: refund
 	PaymentDuplicate = "duplicate" // a second trade for an order already paid: refund
 	PaymentMismatch  = "mismatch"  // wrong amount: refund, alert
+	// PaymentHeld: its trade already pays another order. It is not a
+	// payments row (the trade has one) but a held_payments row, held for an
+	// operator and alerted; never delivered, never refunded automatically.
+	PaymentHeld = "held"
 )

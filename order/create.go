@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"orderflow/apperr"
 	"orderflow/failpoint"
 	"orderflow/model"
 	"orderflow/stock"
@@ -32,13 +31,17 @@ type Created struct {
 // Create locks stock and writes a pending order. Redis answers "sold out"
 // fast; the database decides. With an Idempotency-Key the key is reserved
 // first, so concurrent retries wait for the first create and return its
-// order instead of racing it for stock or the pending slot.
+// order instead of racing it for stock or the pending slot; the key reused
+// for another order is refused (idempotency.go).
 func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, error) {
 	if req.Quantity < 1 || req.Quantity > 100 {
 		return nil, ErrBadQuantity
 	}
 	if req.IdempotencyKey == "" {
 		return s.create(ctx, req)
+	}
+	if !ValidIdempotencyKey(req.IdempotencyKey) {
+		return nil, ErrBadIdempotencyKey
 	}
 	first, err := s.reserveKey(ctx, req)
 	if err != nil || first != nil {
@@ -51,54 +54,6 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, erro
 		}
 	}
 	return c, err
-}
-
-// keyWait bounds how long a retry waits for the create holding its key;
-// a reservation older than keyLapse belonged to a process that died.
-const (
-	keyWait  = 10 * time.Second
-	keyLapse = time.Minute
-)
-
-var errKeyBusy = apperr.New(apperr.Conflict, "idempotency_key_in_use", "a create with this Idempotency-Key is still in progress; retry shortly")
-
-// reserveKey reserves the buyer's key for this create (nil, nil) or returns
-// the order an earlier create with the key made.
-func (s *Service) reserveKey(ctx context.Context, req CreateRequest) (*model.Order, error) {
-	deadline := time.Now().Add(keyWait)
-	for {
-		now := s.clock.Now()
-		if err := s.store.ExpireIdempotencyKey(ctx, req.UserID, req.IdempotencyKey, now.Add(-s.set.IdempotencyTTL)); err != nil {
-			return nil, fmt.Errorf("create order: idempotency: %w", err)
-		}
-		reserved, err := s.store.InsertIdempotencyKey(ctx, req.UserID, req.IdempotencyKey, 0, now)
-		if err != nil {
-			return nil, fmt.Errorf("create order: idempotency: %w", err)
-		}
-		if reserved {
-			return nil, nil
-		}
-		id, err := s.store.IdempotentOrderID(ctx, req.UserID, req.IdempotencyKey, now.Add(-s.set.IdempotencyTTL))
-		switch {
-		case err == nil && id > 0:
-			return s.store.OrderByID(ctx, id)
-		case err != nil && !errors.Is(err, model.ErrNotFound):
-			return nil, fmt.Errorf("create order: idempotency: %w", err)
-		case err == nil:
-			// Reserved, in progress. A reservation past keyLapse is orphaned.
-			if err := s.store.ExpireIdempotencyKey(ctx, req.UserID, req.IdempotencyKey, now.Add(-keyLapse)); err != nil {
-				return nil, err
-			}
-		}
-		if time.Now().After(deadline) {
-			return nil, errKeyBusy
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, error) {

@@ -21,13 +21,14 @@ type Payment struct {
 
 // PayResult says what a notification did.
 type PayResult struct {
-	Disposition string // model.Payment* — applied, late, duplicate, mismatch
-	Repeat      bool   // the trade was already recorded
+	Disposition string // model.Payment* — applied, late, duplicate, mismatch, held
+	Repeat      bool   // the trade was already recorded (for this order, or held for it)
 }
 
 // Pay records a payment. A matching payment for a pending order moves it
-// pending→paid and queues its activation in the same transaction; anything
-// else is recorded for refund and never delivered.
+// pending→paid and queues its activation in the same transaction; a trade
+// already recorded for another order is held for an operator (held.go);
+// anything else is recorded for refund and never delivered.
 func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 	now := s.clock.Now()
 	var rec recorded
@@ -58,6 +59,9 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 		log.Info("order paid")
 		s.invalidate(ctx, rec.orderID, p.OrderNo)
 		s.relay.SendRows(ctx, rec.activateTask)
+	case res.Disposition == model.PaymentHeld:
+		log.Warn("payment held for an operator: its trade already pays another order; not delivered, not refunded",
+			zap.String("paid_order_no", rec.paidOrderNo), zap.Int64("amount_cents", p.AmountCents))
 	default:
 		log.Warn("payment recorded for refund, not delivered", zap.String("disposition", res.Disposition))
 		s.invalidate(ctx, rec.orderID, p.OrderNo)
@@ -72,6 +76,7 @@ type recorded struct {
 	orderID      int64
 	activateTask *model.OutboxRow // applied: the activation's outbox row
 	refundTask   string           // recorded for refund: the refund's task ID
+	paidOrderNo  string           // held: the order the trade already pays
 }
 
 // record is Pay's transaction. Unless careful, the expected case (pending
@@ -92,9 +97,11 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 		return rec, s.payExpected(ctx, tx, o, pay, &rec.activateTask)
 	}
 	inserted, err := tx.InsertPayment(ctx, pay)
-	if err != nil || !inserted {
-		rec.result.Repeat = err == nil
+	if err != nil {
 		return rec, err
+	}
+	if !inserted {
+		return rec, s.tradeRecorded(ctx, tx, o, pay, &rec)
 	}
 	rec.result.Disposition, err = s.applyPayment(ctx, tx, o, pay, &rec.activateTask)
 	if err != nil || rec.result.Disposition == model.PaymentApplied {

@@ -40,6 +40,17 @@ type AdminView struct {
 	Attempts    int           `json:"attempts"`
 	ActivateGen int           `json:"activate_gen"`
 	Events      []model.Event `json:"events"`
+	// HeldPayments are payments notified for this order whose trade already
+	// pays another order: held for an operator, never delivered.
+	HeldPayments []HeldPaymentView `json:"held_payments"`
+}
+
+// HeldPaymentView is one payment held against an order.
+type HeldPaymentView struct {
+	TradeNo     string    `json:"trade_no"`
+	AmountCents int64     `json:"amount_cents"`
+	PaidOrderNo string    `json:"paid_order_no"` // the order the trade already pays
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // Viewer is who asks: a buyer sees only their own orders, the admin any.
@@ -84,7 +95,15 @@ func (s *Service) GetAdmin(ctx context.Context, orderNo string) (*AdminView, err
 	if err != nil {
 		return nil, fmt.Errorf("order %s events: %w", orderNo, err)
 	}
-	return &AdminView{View: *v, Attempts: o.Attempts, ActivateGen: o.ActivateGen, Events: events}, nil
+	held, err := s.store.HeldPaymentsForOrder(ctx, o.ID)
+	if err != nil {
+		return nil, fmt.Errorf("order %s held payments: %w", orderNo, err)
+	}
+	av := &AdminView{View: *v, Attempts: o.Attempts, ActivateGen: o.ActivateGen, Events: events, HeldPayments: []HeldPaymentView{}}
+	for _, h := range held {
+		av.HeldPayments = append(av.HeldPayments, HeldPaymentView{TradeNo: h.TradeNo, AmountCents: h.AmountCents, PaidOrderNo: h.PaidOrderNo, CreatedAt: h.CreatedAt})
+	}
+	return av, nil
 }
 
 // List pages through orders for operators, newest first.

@@ -38,9 +38,13 @@ func (h *Handler) createOrder(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, errBadProduct)
 		return
 	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
 	res, err := h.uc.Orders.Create(r.Context(), order.CreateRequest{
-		UserID: c.userID, ProductID: b.ProductID, Quantity: b.Quantity,
-		IdempotencyKey: r.Header.Get("Idempotency-Key"),
+		UserID: c.userID, ProductID: b.ProductID, Quantity: b.Quantity, IdempotencyKey: key,
 	})
 	if err != nil {
 		writeError(w, r, h.log, err)
@@ -66,4 +70,18 @@ func (h *Handler) getOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// idempotencyKey reads the Idempotency-Key header: "" when none was sent. A
+// header sent empty or more than once is refused like a malformed key;
+// order.Create checks the key itself.
+func idempotencyKey(r *http.Request) (string, error) {
+	vals := r.Header.Values("Idempotency-Key")
+	switch {
+	case len(vals) == 0:
+		return "", nil
+	case len(vals) > 1 || vals[0] == "":
+		return "", order.ErrBadIdempotencyKey
+	}
+	return vals[0], nil
 }
