@@ -34,7 +34,7 @@ func TestReconcileAfterRedisWipe(t *testing.T) {
 		// Only the epoch marker may start reconciliation, and only
 		// reconciliation may re-queue lost activations.
 		c.ReconcileSchedule = "0 3 1 1 *"
-		c.RecoveryInterval = svc.Duration(10 * time.Minute)
+		c.SweepInterval = svc.Duration(10 * time.Minute)
 	}})
 	testenv.Eventually(t, 10*time.Second, "the first worker sets the epoch marker", func() (bool, error) {
 		n, err := s.SC.Redis.Exists(ctx, reconcile.EpochKey).Result()

@@ -36,7 +36,8 @@ type Config struct {
 
 	OrderTTL           Duration `yaml:"order_ttl"`
 	ClaimTimeout       Duration `yaml:"claim_timeout"`
-	RecoveryInterval   Duration `yaml:"recovery_interval"`
+	SweepInterval      Duration `yaml:"sweep_interval"`
+	SweepPageSize      int      `yaml:"sweep_page_size"`
 	ReconcileSchedule  string   `yaml:"reconcile_schedule"`
 	ReconcileGrace     Duration `yaml:"reconcile_grace"`
 	NotifyInterval     Duration `yaml:"notify_interval"`
@@ -77,7 +78,8 @@ func Defaults() Config {
 		LogFormat:                "json",
 		OrderTTL:                 Duration(15 * time.Minute),
 		ClaimTimeout:             Duration(10 * time.Minute),
-		RecoveryInterval:         Duration(10 * time.Minute),
+		SweepInterval:            Duration(time.Minute),
+		SweepPageSize:            500,
 		ReconcileSchedule:        "0 3 * * *",
 		ReconcileGrace:           Duration(15 * time.Minute),
 		NotifyInterval:           Duration(time.Minute),
@@ -247,6 +249,8 @@ func (c Config) Validate() error {
 		return bad("db_max_open", "must be at least 1")
 	case c.RefundMaxAttempts < 1:
 		return bad("refund_max_attempts", "must be at least 1")
+	case c.SweepPageSize < 1 || c.SweepPageSize > 10000:
+		return bad("sweep_page_size", "want 1..10000")
 	}
 	if _, err := parseDelays(c.RefundRetryDelays); err != nil {
 		return bad("refund_retry_delays", err.Error())
@@ -255,7 +259,7 @@ func (c Config) Validate() error {
 		return bad("settle_retry_delays", err.Error())
 	}
 	for key, d := range map[string]Duration{
-		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "recovery_interval": c.RecoveryInterval,
+		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "sweep_interval": c.SweepInterval,
 		"reconcile_grace": c.ReconcileGrace, "notify_interval": c.NotifyInterval,
 		"activate_timeout": c.ActivateTimeout, "activate_retry_delay": c.ActivateRetryDelay,
 		"cache_ttl": c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,

@@ -79,11 +79,11 @@ func TestLoadDefaultsMatchSPEC(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	got := map[string]any{
-		"order_ttl": cfg.OrderTTL.D(), "claim_timeout": cfg.ClaimTimeout.D(), "recovery_interval": cfg.RecoveryInterval.D(),
+		"order_ttl": cfg.OrderTTL.D(), "claim_timeout": cfg.ClaimTimeout.D(), "sweep_interval": cfg.SweepInterval.D(), "sweep_page_size": cfg.SweepPageSize,
 		"reconcile_grace": cfg.ReconcileGrace.D(), "max_pending": cfg.MaxPending, "max_attempts": cfg.MaxAttempts,
 	}
 	want := map[string]any{
-		"order_ttl": 15 * time.Minute, "claim_timeout": 10 * time.Minute, "recovery_interval": 10 * time.Minute,
+		"order_ttl": 15 * time.Minute, "claim_timeout": 10 * time.Minute, "sweep_interval": time.Minute, "sweep_page_size": 500,
 		"reconcile_grace": 15 * time.Minute, "max_pending": 5, "max_attempts": 10,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -45,7 +45,7 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		Tasks: tasks.NewTable(tasks.Config{
 			ActivateTimeout:    c.ActivateTimeout.D(),
 			ActivateRetryDelay: c.ActivateRetryDelay.D(),
-			RecoveryInterval:   c.RecoveryInterval.D(),
+			SweepInterval:      c.SweepInterval.D(),
 			RefundRetryDelays:  c.RefundDelays(),
 			SettleRetryDelays:  c.SettleDelays(),
 			PayTimeout:         c.PayTimeout.D(),
