@@ -263,7 +263,6 @@ func (c *cluster) baseEnv(notifyURL, payURL string) []string {
 		"ORDERFLOW_LOG_FORMAT=json",
 		"ORDERFLOW_CLAIM_TIMEOUT=3s",
 		"ORDERFLOW_ACTIVATE_TIMEOUT=2s",
-		"ORDERFLOW_RECOVERY_INTERVAL=1s",
 		"ORDERFLOW_RECONCILE_SCHEDULE=@every "+reconcileEvery.String(),
 		"ORDERFLOW_SWEEP_INTERVAL="+sweepEvery.String(),
 		"ORDERFLOW_RECONCILE_GRACE=1s",

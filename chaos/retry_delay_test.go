@@ -29,7 +29,7 @@ func TestSettleRetriesWaitTheirConfiguredDelays(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(), DB: testenv.RedisDB(t)})
 	defer rdb.Close()
 	table := tasks.NewTable(tasks.Config{
-		ActivateTimeout: time.Second, ActivateRetryDelay: time.Second, RecoveryInterval: time.Second,
+		ActivateTimeout: time.Second, ActivateRetryDelay: time.Second, SweepInterval: time.Second,
 		RefundRetryDelays: []time.Duration{time.Second}, PayTimeout: time.Second, NotifyInterval: time.Second,
 		SettleRetryDelays: []time.Duration{800 * time.Millisecond, 800 * time.Millisecond},
 	})

@@ -133,7 +133,7 @@ func TestKilledWithOrdersPaidThenRestarted(t *testing.T) {
 		t.Fatalf("LOCKED keys after the kill = %d, want %d", n, paid+1)
 	}
 
-	second := startDev(t, data, "ORDERFLOW_CLAIM_TIMEOUT=2s", "ORDERFLOW_ACTIVATE_TIMEOUT=1s", "ORDERFLOW_RECOVERY_INTERVAL=1s")
+	second := startDev(t, data, "ORDERFLOW_CLAIM_TIMEOUT=2s", "ORDERFLOW_ACTIVATE_TIMEOUT=1s", "ORDERFLOW_SWEEP_INTERVAL=1s")
 	if !strings.Contains(second.Out.String(), "the ledger from the last run") {
 		t.Errorf("the second start does not say it found the ledger:\n%s", second.Out.String())
 	}

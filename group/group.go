@@ -73,18 +73,11 @@ func newGroupNo(now time.Time) string {
 	return "G" + now.Format("060102") + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
-// settleRow queues a settlement at the deadline (asynq schedules in whole
-// seconds, so rounded up: never settle while joining is still allowed).
+// settleRow queues a settlement at the deadline (rounded up to asynq's whole
+// second by the row builder: never settle while joining is still allowed).
 func settleRow(groupNo string, gen int, manual bool, at, now time.Time) *model.OutboxRow {
-	if t := at.Truncate(time.Second); t.Before(at) {
-		at = t.Add(time.Second)
-	}
-	return &model.OutboxRow{
-		TaskID:    tasks.ID(tasks.TypeGroupSettle, groupNo, gen),
-		TaskType:  tasks.TypeGroupSettle,
-		Payload:   tasks.Encode(tasks.GroupPayload{GroupNo: groupNo, Gen: gen, Manual: manual}),
-		ProcessAt: at, CreatedAt: now,
-	}
+	return model.TaskRow(tasks.ID(tasks.TypeGroupSettle, groupNo, gen), tasks.TypeGroupSettle,
+		tasks.Encode(tasks.GroupPayload{GroupNo: groupNo, Gen: gen, Manual: manual}), at, now)
 }
 
 // Create opens a group owned by the caller and schedules its settlement.

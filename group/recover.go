@@ -3,10 +3,8 @@ package group
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"orderflow/model"
-	"orderflow/tasks"
 
 	"go.uber.org/zap"
 )
@@ -25,7 +23,7 @@ func (s *Service) Retry(ctx context.Context, groupNo string) error {
 	row := settleRow(g.GroupNo, g.SettleGen+1, true, now, now)
 	var ok bool
 	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1); err != nil || !ok {
+		if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1, model.GroupFailed); err != nil || !ok {
 			return err
 		}
 		return tx.InsertOutbox(ctx, row)
@@ -41,51 +39,27 @@ func (s *Service) Retry(ctx context.Context, groupNo string) error {
 	return nil
 }
 
-// RequeueDue gives OPEN/CLOSED groups with no live settle task (Redis lost
-// it, or a worker died on the last attempt and asynq archived it without
-// calling us) a new generation with a fresh budget, due at the deadline or
-// now if that has passed.
-func (s *Service) RequeueDue(ctx context.Context) (int, error) {
-	due, err := s.store.GroupsUnsettled(ctx, 500)
+// RequeueSettle gives an OPEN/CLOSED group with no live settle task (Redis
+// lost it, or a worker died on the last attempt and asynq archived it
+// without calling us) a new generation with a fresh budget, due at the
+// deadline or now if that has passed. A nil row means it had moved on. The
+// sweep sends the row.
+func (s *Service) RequeueSettle(ctx context.Context, g *model.Group) (*model.OutboxRow, error) {
+	now := s.clock.Now()
+	row := settleRow(g.GroupNo, g.SettleGen+1, false, g.Deadline, now)
+	var ok bool
+	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1, model.GroupOpen, model.GroupClosed); err != nil || !ok {
+			return err
+		}
+		return tx.InsertOutbox(ctx, row)
+	})
 	if err != nil {
-		return 0, fmt.Errorf("requeue groups: %w", err)
+		return nil, fmt.Errorf("requeue group %s: %w", g.GroupNo, err)
 	}
-	n := 0
-	var sent []string
-	for i := range due {
-		g := &due[i]
-		live, err := s.relay.Live(ctx, tasks.TypeGroupSettle, tasks.ID(tasks.TypeGroupSettle, g.GroupNo, g.SettleGen))
-		if err != nil {
-			return n, err
-		}
-		if live {
-			continue
-		}
-		now := s.clock.Now()
-		row := settleRow(g.GroupNo, g.SettleGen+1, false, maxTime(g.Deadline, now), now)
-		var ok bool
-		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-			if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1); err != nil || !ok {
-				return err
-			}
-			return tx.InsertOutbox(ctx, row)
-		})
-		if err != nil {
-			return n, fmt.Errorf("requeue group %s: %w", g.GroupNo, err)
-		}
-		if ok {
-			n++
-			sent = append(sent, row.TaskID)
-			s.log.Warn("due group had no live settle task; re-queued", zap.String("group_no", g.GroupNo), zap.String("status", g.Status))
-		}
+	if !ok {
+		return nil, nil
 	}
-	s.relay.Send(ctx, sent...)
-	return n, nil
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
+	s.log.Debug("group had no live settle task; re-queued", zap.String("group_no", g.GroupNo), zap.String("status", g.Status))
+	return row, nil
 }

@@ -127,6 +127,8 @@ type Stats struct {
 	RefundFailureRate    *float64                  `json:"refund_failure_rate"`
 	RefundAttemptFailure *float64                  `json:"refund_attempt_failure_rate"`
 	Fleet                map[string]int64          `json:"fleet_counters"`
+	// Sweep is the fleet's last sweep pass (null before the first).
+	Sweep *SweepPass `json:"sweep"`
 }
 
 // Collect gathers the stats from the ledger, asynq and the fleet counters.
@@ -168,6 +170,7 @@ func Collect(ctx context.Context, m *Metrics, src Sources) (*Stats, error) {
 		}
 	}
 	if m != nil {
+		st.Sweep, _ = LastSweep(ctx, m.rdb) // observability: missing with Redis is fine
 		if st.Fleet, err = Fleet(ctx, m.rdb); err == nil {
 			if n := st.Fleet[FieldCloseSucceeded] + st.Fleet[FieldCloseFailed]; n > 0 {
 				st.CloseSuccessRate = ratio(st.Fleet[FieldCloseSucceeded], n)

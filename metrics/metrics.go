@@ -35,6 +35,7 @@ type Metrics struct {
 	stuckRecovered prometheus.Counter
 	activations    prometheus.Counter
 	activationLag  prometheus.Histogram
+	sweep          *sweepCollectors
 }
 
 // New builds the collectors on a fresh registry.
@@ -42,6 +43,7 @@ func New(rdb redis.UniversalClient) *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		rdb:      rdb,
+		sweep:    newSweepCollectors(),
 		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "orderflow_order_close_total", Help: "Order close attempts by result (success, failure).",
 		}, []string{"result"}),
@@ -60,6 +62,7 @@ func New(rdb redis.UniversalClient) *Metrics {
 		}),
 	}
 	m.Registry.MustRegister(m.closes, m.refundAttempts, m.stuckRecovered, m.activations, m.activationLag)
+	m.sweep.register(m.Registry)
 	for _, r := range []string{"success", "failure"} {
 		m.closes.WithLabelValues(r)
 		m.refundAttempts.WithLabelValues(r)

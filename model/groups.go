@@ -188,8 +188,9 @@ func (s *Store) GroupsUnsettled(ctx context.Context, limit int) ([]Group, error)
 	return out, err
 }
 
-// BumpSettleGen gives a group's settle task a new generation.
-func (s *Store) BumpSettleGen(ctx context.Context, id int64, nextGen int) (bool, error) {
-	n, err := s.exec(ctx, "UPDATE `groups` SET settle_gen = ? WHERE id = ? AND settle_gen = ?", nextGen, id, nextGen-1)
+// BumpSettleGen gives a group still in one of the statuses a new settle
+// task generation.
+func (s *Store) BumpSettleGen(ctx context.Context, id int64, nextGen int, statuses ...string) (bool, error) {
+	n, err := s.exec(ctx, "UPDATE `groups` SET settle_gen = ? WHERE id = ? AND settle_gen = ? AND status IN ?", nextGen, id, nextGen-1, statuses)
 	return n == 1, err
 }

@@ -17,6 +17,21 @@ type OutboxRow struct {
 	CreatedAt time.Time
 }
 
+// TaskRow builds the outbox row of a task due at processAt (zero or past:
+// now). asynq keeps a scheduled task's time in whole Unix seconds and
+// truncates, so a future time is rounded up to the next whole second: a
+// task must never run before its time (a close while the buyer may still
+// pay, a settle before the deadline). A task due now is left unrounded, or
+// every activation would wait up to a second.
+func TaskRow(taskID, taskType string, payload []byte, processAt, now time.Time) *OutboxRow {
+	if !processAt.After(now) {
+		processAt = now
+	} else if t := processAt.Truncate(time.Second); t.Before(processAt) {
+		processAt = t.Add(time.Second)
+	}
+	return &OutboxRow{TaskID: taskID, TaskType: taskType, Payload: payload, ProcessAt: processAt, CreatedAt: now}
+}
+
 // InsertOutbox queues a task for the relay in the caller's transaction:
 // inside a MySQL transaction it waits for the next round trip (batch.go). A
 // row with the same task ID already waiting is left as it is — the ID names

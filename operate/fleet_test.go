@@ -18,15 +18,15 @@ import (
 )
 
 // Three queue processes, each with its own service context, run the
-// stuck-claim recovery job (every second) for three and a half periods:
+// continuous sweep (every second) for three and a half periods:
 // the fleet runs it once per period, not once per process. Each run is the
-// asynq task periodic:recover-stuck:<slot ms>; the completed set is watched
+// asynq task periodic:sweep:<slot ms>; the completed set is watched
 // throughout (retention is short, so entries expire), and asynq's processed
 // counter for the queue shows no run went unseen.
 func TestFleetRunsPeriodicJobOncePerPeriod(t *testing.T) {
 	const period = time.Second
 	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) {
-		c.RecoveryInterval = svc.Duration(period)
+		c.SweepInterval = svc.Duration(period)
 		c.NotifyInterval = svc.Duration(time.Hour) // one run at start-up, then quiet
 		c.ReconcileSchedule = "0 3 * * *"
 	}})
@@ -42,7 +42,7 @@ func TestFleetRunsPeriodicJobOncePerPeriod(t *testing.T) {
 		workers = append(workers, s.StartWorker(t))
 	}
 
-	// Watch the completed recovery tasks until 3.5 periods have passed.
+	// Watch the completed sweep tasks until 3.5 periods have passed.
 	runs := map[string]map[time.Time]bool{} // task ID → completion times seen
 	watch := func() {
 		infos, err := s.SC.Inspector.ListCompletedTasks(tasks.QueueLow, asynq.PageSize(1000))
@@ -50,7 +50,7 @@ func TestFleetRunsPeriodicJobOncePerPeriod(t *testing.T) {
 			t.Fatalf("list completed: %v", err)
 		}
 		for _, ti := range infos {
-			if !strings.HasPrefix(ti.ID, tasks.TypeRecoverStuck+":") {
+			if !strings.HasPrefix(ti.ID, tasks.TypeSweep+":") {
 				continue
 			}
 			if runs[ti.ID] == nil {
@@ -84,9 +84,9 @@ func TestFleetRunsPeriodicJobOncePerPeriod(t *testing.T) {
 	}
 	var got []int64
 	for id, times := range runs {
-		ms, err := strconv.ParseInt(strings.TrimPrefix(id, tasks.TypeRecoverStuck+":"), 10, 64)
+		ms, err := strconv.ParseInt(strings.TrimPrefix(id, tasks.TypeSweep+":"), 10, 64)
 		if err != nil {
-			t.Fatalf("recovery task ID %q does not end in a slot", id)
+			t.Fatalf("sweep task ID %q does not end in a slot", id)
 		}
 		if ms%period.Milliseconds() != 0 {
 			t.Errorf("task %s: slot %d is not aligned to the %v period", id, ms, period)
@@ -97,7 +97,7 @@ func TestFleetRunsPeriodicJobOncePerPeriod(t *testing.T) {
 		got = append(got, ms)
 	}
 	sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
-	t.Logf("window %s → %s (%v): %d slots began in it, plus the one in progress at start-up; recovery runs %v",
+	t.Logf("window %s → %s (%v): %d slots began in it, plus the one in progress at start-up; sweep runs %v",
 		windowStart.UTC().Format("15:04:05.000"), stopAt.UTC().Format("15:04:05.000"), stopAt.Sub(windowStart).Round(time.Millisecond),
 		started, slotTimes(got))
 	if started != 3 {
@@ -110,7 +110,7 @@ func TestFleetRunsPeriodicJobOncePerPeriod(t *testing.T) {
 		want = want[:len(want)-1]
 	}
 	if !equal(got, want) {
-		t.Fatalf("recovery runs %v, want one per slot: %v", slotTimes(got), slotTimes(want))
+		t.Fatalf("sweep runs %v, want one per slot: %v", slotTimes(got), slotTimes(want))
 	}
 
 	// Nothing ran that the completed set did not show, and nothing failed:
@@ -128,12 +128,12 @@ func TestFleetRunsPeriodicJobOncePerPeriod(t *testing.T) {
 	}
 	others := 0
 	for _, ti := range all {
-		if !strings.HasPrefix(ti.ID, tasks.TypeRecoverStuck+":") {
+		if !strings.HasPrefix(ti.ID, tasks.TypeSweep+":") {
 			others++ // the start-up reconciliation and notification runs
 		}
 	}
 	if processed := processedToday(t, s.SC.Inspector, tasks.QueueLow) - processedBefore; processed != len(got)+others {
-		t.Errorf("asynq processed %d low-queue tasks, but %d recovery + %d other runs were seen: a run went unseen", processed, len(got), others)
+		t.Errorf("asynq processed %d low-queue tasks, but %d sweep + %d other runs were seen: a run went unseen", processed, len(got), others)
 	}
 }
 

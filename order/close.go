@@ -27,20 +27,11 @@ var ErrNotPending = apperr.New(apperr.Conflict, "invalid_status", "only a pendin
 // errNotExpired is a close task that fired before the order's expiry.
 var errNotExpired = errors.New("order not expired yet")
 
-// closeRow is the outbox row that closes an order at its expiry. asynq
-// schedules in whole seconds (it truncates), so the time is rounded up:
-// a close must never run while the buyer may still pay.
+// closeRow is the outbox row that closes an order at its expiry (rounded
+// up to asynq's whole second by the row builder).
 func closeRow(orderNo string, gen int, expireAt, now time.Time) *model.OutboxRow {
-	at := expireAt.Truncate(time.Second)
-	if at.Before(expireAt) {
-		at = at.Add(time.Second)
-	}
-	return &model.OutboxRow{
-		TaskID:    tasks.ID(tasks.TypeOrderClose, orderNo, gen),
-		TaskType:  tasks.TypeOrderClose,
-		Payload:   tasks.Encode(tasks.OrderPayload{OrderNo: orderNo, Gen: gen}),
-		ProcessAt: at, CreatedAt: now,
-	}
+	return model.TaskRow(tasks.ID(tasks.TypeOrderClose, orderNo, gen), tasks.TypeOrderClose,
+		tasks.Encode(tasks.OrderPayload{OrderNo: orderNo, Gen: gen}), expireAt, now)
 }
 
 // Close runs the close procedure: pending→closed, the order's LOCKED keys
@@ -157,42 +148,24 @@ func (s *Service) restoreCounter(ctx context.Context, o *model.Order, flowType i
 	return err
 }
 
-// RequeueCloses gives pending orders whose close task is gone (Redis lost
-// it) a new close generation; the task runs at the order's expiry, or at
-// once if that has passed.
-func (s *Service) RequeueCloses(ctx context.Context) (int, error) {
-	pending, err := s.store.PendingOrders(ctx, time.Time{}, sweepBatch)
+// RequeueClose gives a pending order whose close task is not live (Redis
+// lost it, or asynq archived it after its retries) a new close generation,
+// due at the order's expiry, or at once if that has passed. A nil row means
+// the order had moved on. The sweep sends the row.
+func (s *Service) RequeueClose(ctx context.Context, o *model.Order) (*model.OutboxRow, error) {
+	row := closeRow(o.OrderNo, o.CloseGen+1, o.ExpireAt, s.clock.Now())
+	var ok bool
+	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		if ok, err = tx.BumpCloseGen(ctx, o.ID, o.CloseGen+1); err != nil || !ok {
+			return err
+		}
+		return tx.InsertOutbox(ctx, row)
+	})
 	if err != nil {
-		return 0, fmt.Errorf("requeue closes: %w", err)
+		return nil, fmt.Errorf("requeue close of %s: %w", o.OrderNo, err)
 	}
-	n := 0
-	var sent []*model.OutboxRow
-	for i := range pending {
-		o := &pending[i]
-		live, err := s.relay.Live(ctx, tasks.TypeOrderClose, tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen))
-		if err != nil {
-			return n, err
-		}
-		if live {
-			continue
-		}
-		now := s.clock.Now()
-		row := closeRow(o.OrderNo, o.CloseGen+1, o.ExpireAt, now)
-		var ok bool
-		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-			if ok, err = tx.BumpCloseGen(ctx, o.ID, o.CloseGen+1); err != nil || !ok {
-				return err
-			}
-			return tx.InsertOutbox(ctx, row)
-		})
-		if err != nil {
-			return n, fmt.Errorf("requeue close of %s: %w", o.OrderNo, err)
-		}
-		if ok {
-			n++
-			sent = append(sent, row)
-		}
+	if !ok {
+		return nil, nil
 	}
-	s.relay.SendRows(ctx, sent...)
-	return n, nil
+	return row, nil
 }

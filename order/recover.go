@@ -6,88 +6,42 @@ import (
 	"time"
 
 	"orderflow/model"
-	"orderflow/tasks"
 
 	"go.uber.org/zap"
 )
 
-// Recovered counts what one sweep did.
-type Recovered struct {
-	StuckClaims int // claimed too long → paid, re-queued
-	LostTasks   int // paid with no live task → re-queued
+// ClaimCutoff is the claimed_at before which a claim is stuck: no
+// activation runs that long (the task timeout is shorter).
+func (s *Service) ClaimCutoff() time.Time { return s.clock.Now().Add(-s.set.ClaimTimeout) }
+
+// ResetStuckClaim resets a claim older than the claim timeout to paid and
+// re-queues it under a new generation, in one transaction. A nil row means
+// the order was not (or no longer) a stuck claim. The sweep sends the row.
+func (s *Service) ResetStuckClaim(ctx context.Context, o *model.Order) (*model.OutboxRow, error) {
+	if o.Status != model.OrderClaimed || o.ClaimedAt == nil || !o.ClaimedAt.Before(s.ClaimCutoff()) {
+		return nil, nil
+	}
+	row, err := s.requeue(ctx, o, true)
+	if row != nil {
+		s.metrics.StuckRecovered()
+		s.log.Warn("stuck claim reset to paid and re-queued", zap.String("order_no", o.OrderNo), zap.Timep("claimed_at", o.ClaimedAt))
+	}
+	return row, err
 }
 
-const sweepBatch = 500
-
-// RecoverStuck resets claims older than the claim timeout to paid and
-// re-queues them under a new generation, and re-queues paid orders whose
-// activation task no longer exists in asynq. Safe to run from many
-// processes at once: every step is a conditional UPDATE.
-func (s *Service) RecoverStuck(ctx context.Context) (Recovered, error) {
-	return s.recover(ctx, s.clock.Now().Add(-s.set.ClaimTimeout))
-}
-
-// RequeueLost is RecoverStuck for reconciliation: every paid order with no
-// live task is re-queued, however recently it was paid (after a Redis wipe
-// none of them has one).
-func (s *Service) RequeueLost(ctx context.Context) (Recovered, error) {
-	return s.recover(ctx, s.clock.Now().Add(time.Millisecond))
-}
-
-func (s *Service) recover(ctx context.Context, paidCutoff time.Time) (Recovered, error) {
-	var rec Recovered
-	cutoff := s.clock.Now().Add(-s.set.ClaimTimeout)
-	stuck, err := s.store.OrdersInStatusSince(ctx, model.OrderClaimed, cutoff, sweepBatch)
-	if err != nil {
-		return rec, fmt.Errorf("recover stuck claims: %w", err)
+// RequeueActivation gives a paid order whose activation task is not live
+// a new generation and its outbox row; nil means it had moved on.
+func (s *Service) RequeueActivation(ctx context.Context, o *model.Order) (*model.OutboxRow, error) {
+	row, err := s.requeue(ctx, o, false)
+	if row != nil {
+		s.log.Debug("paid order had no live task; re-queued", zap.String("order_no", o.OrderNo), zap.Int("gen", o.ActivateGen+1))
 	}
-	var sent []*model.OutboxRow
-	for i := range stuck {
-		o := &stuck[i]
-		if o.ClaimedAt == nil || !o.ClaimedAt.Before(cutoff) {
-			continue
-		}
-		ok, row, err := s.requeue(ctx, o, true)
-		if err != nil {
-			return rec, err
-		}
-		if ok {
-			rec.StuckClaims++
-			s.metrics.StuckRecovered()
-			sent = append(sent, row)
-			s.log.Warn("stuck claim reset to paid and re-queued", zap.String("order_no", o.OrderNo), zap.Timep("claimed_at", o.ClaimedAt))
-		}
-	}
-	idle, err := s.store.OrdersInStatusSince(ctx, model.OrderPaid, paidCutoff, sweepBatch)
-	if err != nil {
-		return rec, fmt.Errorf("recover lost tasks: %w", err)
-	}
-	for i := range idle {
-		o := &idle[i]
-		live, err := s.relay.Live(ctx, tasks.TypeOrderActivate, tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen))
-		if err != nil {
-			return rec, err
-		}
-		if live {
-			continue
-		}
-		ok, row, err := s.requeue(ctx, o, false)
-		if err != nil {
-			return rec, err
-		}
-		if ok {
-			rec.LostTasks++
-			sent = append(sent, row)
-			s.log.Warn("paid order had no live task; re-queued", zap.String("order_no", o.OrderNo), zap.Int("gen", o.ActivateGen+1))
-		}
-	}
-	s.relay.SendRows(ctx, sent...)
-	return rec, nil
+	return row, err
 }
 
 // requeue gives the order a new generation and its outbox row, in one
 // transaction; fromClaimed also resets the stuck claim to paid.
-func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool) (bool, *model.OutboxRow, error) {
+func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool) (*model.OutboxRow, error) {
 	now := s.clock.Now()
 	gen := o.ActivateGen + 1
 	row := activateRow(o.OrderNo, gen, now)
@@ -107,12 +61,13 @@ func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool)
 		return tx.InsertOutbox(ctx, row)
 	})
 	if err != nil {
-		return false, nil, fmt.Errorf("requeue order %s: %w", o.OrderNo, err)
+		return nil, fmt.Errorf("requeue order %s: %w", o.OrderNo, err)
 	}
-	if ok {
-		s.invalidate(ctx, o.ID, o.OrderNo)
+	if !ok {
+		return nil, nil
 	}
-	return ok, row, nil
+	s.invalidate(ctx, o.ID, o.OrderNo)
+	return row, nil
 }
 
 // Retry is the operator's retry of a failed order: failed→paid with a fresh

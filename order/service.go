@@ -112,13 +112,8 @@ func newToken() string {
 
 // activateRow is the outbox row that queues an order's activation under gen.
 func activateRow(orderNo string, gen int, now time.Time) *model.OutboxRow {
-	return &model.OutboxRow{
-		TaskID:    tasks.ID(tasks.TypeOrderActivate, orderNo, gen),
-		TaskType:  tasks.TypeOrderActivate,
-		Payload:   tasks.Encode(tasks.OrderPayload{OrderNo: orderNo, Gen: gen}),
-		ProcessAt: now,
-		CreatedAt: now,
-	}
+	return model.TaskRow(tasks.ID(tasks.TypeOrderActivate, orderNo, gen), tasks.TypeOrderActivate,
+		tasks.Encode(tasks.OrderPayload{OrderNo: orderNo, Gen: gen}), now, now)
 }
 
 // notify records an admin notification; delivery is notify:deliver's job.

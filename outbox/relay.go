@@ -12,6 +12,7 @@ import (
 	"orderflow/tasks"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
 
@@ -20,14 +21,15 @@ type Relay struct {
 	store     *model.Store
 	client    *asynq.Client
 	inspector *asynq.Inspector
+	rdb       redis.UniversalClient
 	table     tasks.Table
 	log       *zap.Logger
 	deleter   *deleter
 }
 
-// New returns a relay.
-func New(store *model.Store, client *asynq.Client, inspector *asynq.Inspector, table tasks.Table, log *zap.Logger) *Relay {
-	return &Relay{store: store, client: client, inspector: inspector, table: table, log: log,
+// New returns a relay. rdb is the Redis asynq runs on (LiveMany reads it).
+func New(store *model.Store, client *asynq.Client, inspector *asynq.Inspector, rdb redis.UniversalClient, table tasks.Table, log *zap.Logger) *Relay {
+	return &Relay{store: store, client: client, inspector: inspector, rdb: rdb, table: table, log: log,
 		deleter: &deleter{store: store, log: log}}
 }
 
@@ -40,6 +42,36 @@ func (r *Relay) Live(ctx context.Context, typ, id string) (bool, error) {
 		return waiting, err
 	}
 	return r.table.Live(r.inspector, typ, id)
+}
+
+// LiveMany is Live for many tasks of one type: the outbox is asked first in
+// one query, then asynq for the rest in one pipelined round trip (the same
+// order as Live, so a task moving from one to the other is seen in one).
+func (r *Relay) LiveMany(ctx context.Context, typ string, ids []string) (map[string]bool, error) {
+	live, err := r.store.OutboxWaiting(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	rest := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !live[id] {
+			rest = append(rest, id)
+		}
+	}
+	held, err := r.table.LiveMany(ctx, r.rdb, typ, rest)
+	if err != nil {
+		return nil, err
+	}
+	for id := range held {
+		live[id] = true
+	}
+	return live, nil
+}
+
+// Resend pushes rows that have waited in the outbox too long (the sweep's
+// share of the safety net) and reports how many asynq now holds.
+func (r *Relay) Resend(ctx context.Context, rows []model.OutboxRow) (int, error) {
+	return r.push(ctx, rows)
 }
 
 // fastPathTimeout bounds the post-commit enqueue: with Redis down the request

@@ -1,8 +1,10 @@
-// Package reconcile catches what timers and Redis missed: it closes expired
-// pending orders, re-queues every object whose task is gone, alerts on
-// refunds stuck at the provider, and rebuilds the Redis stock counters from
-// the ledger. It runs on a schedule and at once when the Redis epoch marker
-// is missing (Redis was wiped).
+// Package reconcile catches what timers and Redis missed. The continuous
+// sweep (sweep.go) re-queues, every sweep interval, each non-terminal object
+// whose task is not live. The daily reconciliation does the deep work:
+// it closes pending orders past their life and the grace, alerts on refunds
+// stuck at the provider, rebuilds the Redis stock counters from the ledger
+// and runs a full sweep. It runs on a schedule and at once when the Redis
+// epoch marker is missing (Redis was wiped).
 package reconcile
 
 import (
@@ -14,6 +16,7 @@ import (
 
 	"orderflow/clock"
 	"orderflow/group"
+	"orderflow/metrics"
 	"orderflow/model"
 	"orderflow/order"
 	"orderflow/refund"
@@ -33,6 +36,7 @@ type Reconciler struct {
 	Orders  *order.Service
 	Refunds *refund.Service
 	Groups  *group.Service
+	Sweeper *Sweeper
 	Stock   *stock.Counter
 	Clock   clock.Clock
 	Log     *zap.Logger
@@ -41,45 +45,31 @@ type Reconciler struct {
 
 // Report says what a pass did.
 type Report struct {
-	Closed          int `json:"closed"`
-	ClosesRequeued  int `json:"closes_requeued"`
-	StuckClaims     int `json:"stuck_claims"`
-	PaidRequeued    int `json:"paid_requeued"`
-	RefundsRequeued int `json:"refunds_requeued"`
-	RefundsAlerted  int `json:"refunds_alerted"`
-	CountersRebuilt int `json:"counters_rebuilt"`
-	GroupsRequeued  int `json:"groups_requeued"`
-	GroupsFlushed   int `json:"groups_flushed"`
+	Closed          int               `json:"closed"`
+	RefundsAlerted  int               `json:"refunds_alerted"`
+	CountersRebuilt int               `json:"counters_rebuilt"`
+	GroupsFlushed   int               `json:"groups_flushed"`
+	Sweep           metrics.SweepPass `json:"sweep"`
 }
 
-// Run does one pass. Every step is idempotent and safe beside the workers.
+// expiredPage bounds one read of the expired pending orders.
+const expiredPage = 500
+
+// Run does one pass: the deep work (closing pending orders past their life
+// and the grace, alerts on long-running refunds, the stock counters
+// rebuilt from the ledger) and a full sweep with no budget, every walk paged
+// to its end. Every step is idempotent and safe beside the workers.
 func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	var rep Report
 	var errs []error
-	expired, err := r.Store.PendingOrders(ctx, r.Clock.Now().Add(-r.Grace), 1000)
-	errs = append(errs, err)
-	for _, o := range expired {
-		closed, err := r.Orders.Close(ctx, o.OrderNo, order.CloseReconcile)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if closed {
-			rep.Closed++
-		}
-	}
-	rep.ClosesRequeued, err = r.Orders.RequeueCloses(ctx)
-	errs = append(errs, err)
-	rec, err := r.Orders.RequeueLost(ctx)
-	rep.StuckClaims, rep.PaidRequeued = rec.StuckClaims, rec.LostTasks
-	errs = append(errs, err)
-	rep.RefundsRequeued, err = r.Refunds.RequeueLost(ctx, r.Clock.Now().Add(time.Millisecond))
+	var err error
+	rep.Closed, err = r.closeExpired(ctx)
 	errs = append(errs, err)
 	rep.RefundsAlerted, err = r.Refunds.AlertStale(ctx)
 	errs = append(errs, err)
 	rep.GroupsFlushed, err = r.Groups.FlushExhausted(ctx)
 	errs = append(errs, err)
-	rep.GroupsRequeued, err = r.Groups.RequeueDue(ctx)
+	rep.Sweep, err = r.Sweeper.Full(ctx)
 	errs = append(errs, err)
 	rep.CountersRebuilt, err = r.rebuildCounters(ctx)
 	errs = append(errs, err)
@@ -87,6 +77,36 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 		return rep, fmt.Errorf("reconcile: %w", err)
 	}
 	return rep, nil
+}
+
+// closeExpired closes every pending order that expired more than the grace
+// ago (its close task failed or never ran), paging to the end.
+func (r *Reconciler) closeExpired(ctx context.Context) (int, error) {
+	before := r.Clock.Now().Add(-r.Grace)
+	var cur model.Cursor
+	closed := 0
+	var errs []error
+	for {
+		expired, err := r.Store.PendingExpiredPage(ctx, before, cur, expiredPage)
+		if err != nil {
+			return closed, errors.Join(append(errs, fmt.Errorf("expired pending orders: %w", err))...)
+		}
+		for _, o := range expired {
+			ok, err := r.Orders.Close(ctx, o.OrderNo, order.CloseReconcile)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if ok {
+				closed++
+			}
+		}
+		if len(expired) < expiredPage {
+			return closed, errors.Join(errs...)
+		}
+		last := expired[len(expired)-1]
+		cur = model.Cursor{At: last.ExpireAt, ID: last.ID}
+	}
 }
 
 // rebuildCounters sets every tracked product's counter to the ledger's count.

@@ -7,7 +7,6 @@ import (
 
 	"orderflow/model"
 	"orderflow/payclient"
-	"orderflow/tasks"
 
 	"go.uber.org/zap"
 )
@@ -99,63 +98,57 @@ func (s *Service) List(ctx context.Context, status string, limit int) ([]model.R
 	return out, nil
 }
 
-// RequeueLost gives processing refunds that have no live task (Redis lost it,
-// or asynq spent its budget) a new task generation through the outbox.
-func (s *Service) RequeueLost(ctx context.Context, idleSince time.Time) (int, error) {
-	stale, err := s.store.RefundsInStatusSince(ctx, model.RefundProcessing, idleSince, 500)
+// RequeueExecute gives a processing refund whose task is not live (Redis
+// lost it, or asynq spent its budget) a new task generation through the
+// outbox; a nil row means it had moved on. The sweep sends the row.
+func (s *Service) RequeueExecute(ctx context.Context, r *model.Refund) (*model.OutboxRow, error) {
+	now := s.clock.Now()
+	row := executeRow(r.RefundNo, r.TaskGen+1, now)
+	var ok bool
+	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		if ok, err = tx.RequeueRefund(ctx, r.ID, r.TaskGen+1, now); err != nil || !ok {
+			return err
+		}
+		return tx.InsertOutbox(ctx, row)
+	})
 	if err != nil {
-		return 0, fmt.Errorf("requeue refunds: %w", err)
+		return nil, fmt.Errorf("requeue refund %s of order %s: %w", r.RefundNo, r.OrderNo, err)
 	}
-	n := 0
-	var sent []string
-	for i := range stale {
-		r := &stale[i]
-		live, err := s.relay.Live(ctx, tasks.TypeRefundExecute, tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen))
-		if err != nil {
-			return n, err
-		}
-		if live {
-			continue
-		}
-		now := s.clock.Now()
-		row := executeRow(r.RefundNo, r.TaskGen+1, now)
-		var ok bool
-		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-			if ok, err = tx.RequeueRefund(ctx, r.ID, r.TaskGen+1, now); err != nil || !ok {
-				return err
-			}
-			return tx.InsertOutbox(ctx, row)
-		})
-		if err != nil {
-			return n, fmt.Errorf("requeue refund %s: %w", r.RefundNo, err)
-		}
-		if ok {
-			n++
-			sent = append(sent, row.TaskID)
-			s.log.Warn("processing refund had no live task; re-queued", zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo))
-		}
+	if !ok {
+		return nil, nil
 	}
-	s.relay.Send(ctx, sent...)
-	return n, nil
+	s.log.Debug("processing refund had no live task; re-queued", zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo))
+	return row, nil
 }
 
+// alertPage bounds one read of AlertStale's walk.
+const alertPage = 500
+
 // AlertStale tells the admin about refunds processing for longer than the
-// alert threshold, once per refund and day.
+// alert threshold, once per refund and day, paging to the end.
 func (s *Service) AlertStale(ctx context.Context) (int, error) {
 	now := s.clock.Now()
-	old, err := s.store.RefundsCreatedBefore(ctx, model.RefundProcessing, now.Add(-s.set.AlertAfter), 500)
-	if err != nil {
-		return 0, fmt.Errorf("stale refunds: %w", err)
-	}
-	for _, r := range old {
-		err := s.store.InsertNotification(ctx, &model.Notification{
-			NotifyID: fmt.Sprintf("refund-stale:%s:%s", r.RefundNo, now.Format("2006-01-02")), Kind: "refund_stale",
-			Subject: "Refund " + r.RefundNo + " still processing", Recipient: "admin", CreatedAt: now,
-			Message: fmt.Sprintf("refund %s of order %s has been processing since %s", r.RefundNo, r.OrderNo, r.CreatedAt.Format(time.RFC3339)),
-		})
+	n := 0
+	var after int64
+	for {
+		old, err := s.store.RefundsCreatedPage(ctx, model.RefundProcessing, now.Add(-s.set.AlertAfter), after, alertPage)
 		if err != nil {
-			return 0, fmt.Errorf("alert stale refund %s: %w", r.RefundNo, err)
+			return n, fmt.Errorf("stale refunds: %w", err)
 		}
+		for _, r := range old {
+			err := s.store.InsertNotification(ctx, &model.Notification{
+				NotifyID: fmt.Sprintf("refund-stale:%s:%s", r.RefundNo, now.Format("2006-01-02")), Kind: "refund_stale",
+				Subject: "Refund " + r.RefundNo + " still processing", Recipient: "admin", CreatedAt: now,
+				Message: fmt.Sprintf("refund %s of order %s has been processing since %s", r.RefundNo, r.OrderNo, r.CreatedAt.Format(time.RFC3339)),
+			})
+			if err != nil {
+				return n, fmt.Errorf("alert stale refund %s of order %s: %w", r.RefundNo, r.OrderNo, err)
+			}
+			n++
+		}
+		if len(old) < alertPage {
+			return n, nil
+		}
+		after = old[len(old)-1].ID
 	}
-	return len(old), nil
 }

@@ -105,12 +105,8 @@ func Open(ctx context.Context, tx *model.Store, o *model.Order, tradeNo string, 
 }
 
 func executeRow(refundNo string, gen int, now time.Time) *model.OutboxRow {
-	return &model.OutboxRow{
-		TaskID:    tasks.ID(tasks.TypeRefundExecute, refundNo, gen),
-		TaskType:  tasks.TypeRefundExecute,
-		Payload:   tasks.Encode(tasks.RefundPayload{RefundNo: refundNo, Gen: gen}),
-		ProcessAt: now, CreatedAt: now,
-	}
+	return model.TaskRow(tasks.ID(tasks.TypeRefundExecute, refundNo, gen), tasks.TypeRefundExecute,
+		tasks.Encode(tasks.RefundPayload{RefundNo: refundNo, Gen: gen}), now, now)
 }
 
 func (s *Service) load(ctx context.Context, refundNo string) (*model.Refund, error) {

@@ -42,7 +42,8 @@ type Config struct {
 
 	OrderTTL          Duration `yaml:"order_ttl"`
 	ClaimTimeout      Duration `yaml:"claim_timeout"`
-	RecoveryInterval  Duration `yaml:"recovery_interval"`
+	SweepInterval     Duration `yaml:"sweep_interval"`
+	SweepPageSize     int      `yaml:"sweep_page_size"`
 	ReconcileSchedule string   `yaml:"reconcile_schedule"`
 	ReconcileGrace    Duration `yaml:"reconcile_grace"`
 	NotifyInterval    Duration `yaml:"notify_interval"`
@@ -90,7 +91,8 @@ func Defaults() Config {
 		LogFormat:                "json",
 		OrderTTL:                 Duration(15 * time.Minute),
 		ClaimTimeout:             Duration(10 * time.Minute),
-		RecoveryInterval:         Duration(10 * time.Minute),
+		SweepInterval:            Duration(time.Minute),
+		SweepPageSize:            500,
 		ReconcileSchedule:        "0 3 * * *",
 		ReconcileGrace:           Duration(15 * time.Minute),
 		NotifyInterval:           Duration(time.Minute),
@@ -126,18 +128,20 @@ var notConfigVars = map[string]bool{
 // Warnings (unknown variables) are returned for the caller to log.
 func Load(path string, environ []string) (Config, []string, error) {
 	cfg := Defaults()
+	var yamlWarnings []string
 	if path != "" {
 		b, err := os.ReadFile(path)
 		switch {
 		case err == nil:
-			if err := applyYAML(&cfg, path, b); err != nil {
-				return cfg, nil, err
+			if yamlWarnings, err = applyYAML(&cfg, path, b); err != nil {
+				return cfg, yamlWarnings, err
 			}
 		case !errors.Is(err, os.ErrNotExist):
 			return cfg, nil, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
 	warnings, err := applyEnv(&cfg, environ)
+	warnings = append(yamlWarnings, warnings...)
 	if err != nil {
 		return cfg, warnings, err
 	}
@@ -155,24 +159,36 @@ func fieldsByEnvName(v reflect.Value) map[string]int {
 
 // applyYAML reads a flat YAML file through the same parser as the
 // environment, so a bad value names its ORDERFLOW_<KEY> either way.
-func applyYAML(cfg *Config, path string, b []byte) error {
+func applyYAML(cfg *Config, path string, b []byte) ([]string, error) {
 	var doc map[string]yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	v := reflect.ValueOf(cfg).Elem()
 	fields := fieldsByEnvName(v)
+	var warnings []string
 	for key, node := range doc {
 		name := EnvPrefix + strings.ToUpper(key)
+		if why, ok := retiredSettings[name]; ok {
+			warnings = append(warnings, fmt.Sprintf("setting %s (%s in %s) is retired and ignored: %s", name, key, path, why))
+			continue
+		}
 		i, ok := fields[name]
 		if !ok {
-			return fmt.Errorf("config %s: unknown key %q", path, key)
+			return warnings, fmt.Errorf("config %s: unknown key %q", path, key)
 		}
 		if err := setField(v.Field(i), node.Value); err != nil {
-			return fmt.Errorf("setting %s (%s: %s in %s): %w", name, key, node.Value, path, err)
+			return warnings, fmt.Errorf("setting %s (%s: %s in %s): %w", name, key, node.Value, path, err)
 		}
 	}
-	return nil
+	return warnings, nil
+}
+
+// retiredSettings were settings once (the first SPEC names
+// ORDERFLOW_RECOVERY_INTERVAL); a deployment that still sets one starts, with
+// a warning naming what does the job now.
+var retiredSettings = map[string]string{
+	"ORDERFLOW_RECOVERY_INTERVAL": "the continuous sweep resets stuck claims and re-queues lost tasks every ORDERFLOW_SWEEP_INTERVAL",
 }
 
 func applyEnv(cfg *Config, environ []string) ([]string, error) {
@@ -184,6 +200,10 @@ func applyEnv(cfg *Config, environ []string) ([]string, error) {
 		if !strings.HasPrefix(name, EnvPrefix) || notConfigVars[name] ||
 			strings.HasPrefix(name, "ORDERFLOW_PAYSIM_") || strings.HasPrefix(name, "ORDERFLOW_TEST_") ||
 			strings.HasPrefix(name, "ORDERFLOW_DEV_") {
+			continue
+		}
+		if why, ok := retiredSettings[name]; ok {
+			warnings = append(warnings, "setting "+name+" is retired and ignored: "+why)
 			continue
 		}
 		i, ok := fields[name]
@@ -263,6 +283,8 @@ func (c Config) Validate() error {
 		return bad("http_max_header_bytes", "want 1024..1048576")
 	case c.ActivateTimeout < 0:
 		return bad("activate_timeout", "must be a positive duration, or unset to derive it from claim_timeout")
+	case c.SweepPageSize < 1 || c.SweepPageSize > 10000:
+		return bad("sweep_page_size", "want 1..10000")
 	}
 	if _, err := parseDelays(c.RefundRetryDelays); err != nil {
 		return bad("refund_retry_delays", err.Error())
@@ -271,7 +293,7 @@ func (c Config) Validate() error {
 		return bad("settle_retry_delays", err.Error())
 	}
 	for key, d := range map[string]Duration{
-		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "recovery_interval": c.RecoveryInterval,
+		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "sweep_interval": c.SweepInterval,
 		"reconcile_grace": c.ReconcileGrace, "notify_interval": c.NotifyInterval,
 		"activate_retry_delay": c.ActivateRetryDelay,
 		"cache_ttl":            c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,

@@ -79,11 +79,11 @@ func TestLoadDefaultsMatchSPEC(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	got := map[string]any{
-		"order_ttl": cfg.OrderTTL.D(), "claim_timeout": cfg.ClaimTimeout.D(), "recovery_interval": cfg.RecoveryInterval.D(),
+		"order_ttl": cfg.OrderTTL.D(), "claim_timeout": cfg.ClaimTimeout.D(), "sweep_interval": cfg.SweepInterval.D(), "sweep_page_size": cfg.SweepPageSize,
 		"reconcile_grace": cfg.ReconcileGrace.D(), "max_pending": cfg.MaxPending, "max_attempts": cfg.MaxAttempts,
 	}
 	want := map[string]any{
-		"order_ttl": 15 * time.Minute, "claim_timeout": 10 * time.Minute, "recovery_interval": 10 * time.Minute,
+		"order_ttl": 15 * time.Minute, "claim_timeout": 10 * time.Minute, "sweep_interval": time.Minute, "sweep_page_size": 500,
 		"reconcile_grace": 15 * time.Minute, "max_pending": 5, "max_attempts": 10,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -192,6 +192,29 @@ func TestLoadBadSettingNamesIt(t *testing.T) {
 			}
 			if strings.Contains(msg, "\n") {
 				t.Errorf("error is not one line: %q", msg)
+			}
+		})
+	}
+}
+
+// TestRetiredSettingWarns: ORDERFLOW_RECOVERY_INTERVAL (a SPEC setting the
+// continuous sweep replaced) still starts, in the environment or in a YAML
+// file, with a warning naming the sweep.
+func TestRetiredSettingWarns(t *testing.T) {
+	for name, tc := range map[string]struct {
+		yaml string
+		env  []string
+	}{
+		"env":  {yaml: baseYAML, env: []string{"ORDERFLOW_RECOVERY_INTERVAL=10m"}},
+		"yaml": {yaml: baseYAML + "recovery_interval: 10m\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, warnings, err := svc.Load(writeYAML(t, tc.yaml), tc.env)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "ORDERFLOW_RECOVERY_INTERVAL") || !strings.Contains(warnings[0], "ORDERFLOW_SWEEP_INTERVAL") {
+				t.Errorf("warnings = %q, want one naming ORDERFLOW_RECOVERY_INTERVAL and the sweep", warnings)
 			}
 		})
 	}

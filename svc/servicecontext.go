@@ -42,16 +42,21 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		Redis:     rdb,
 		Asynq:     asynq.NewClientFromRedisClient(rdb),
 		Inspector: asynq.NewInspectorFromRedisClient(rdb),
-		Tasks: tasks.NewTable(tasks.Config{
-			ActivateTimeout:    c.ActivateDeadline(),
-			ActivateRetryDelay: c.ActivateRetryDelay.D(),
-			RecoveryInterval:   c.RecoveryInterval.D(),
-			RefundRetryDelays:  c.RefundDelays(),
-			SettleRetryDelays:  c.SettleDelays(),
-			PayTimeout:         c.PayTimeout.D(),
-			NotifyInterval:     c.NotifyInterval.D(),
-		}),
+		Tasks:     tasks.NewTable(c.TaskConfig()),
 	}, nil
+}
+
+// TaskConfig is the configured part of the task-type table.
+func (c Config) TaskConfig() tasks.Config {
+	return tasks.Config{
+		ActivateTimeout:    c.ActivateDeadline(),
+		ActivateRetryDelay: c.ActivateRetryDelay.D(),
+		SweepInterval:      c.SweepInterval.D(),
+		RefundRetryDelays:  c.RefundDelays(),
+		SettleRetryDelays:  c.SettleDelays(),
+		PayTimeout:         c.PayTimeout.D(),
+		NotifyInterval:     c.NotifyInterval.D(),
+	}
 }
 
 // Close releases every connection.

@@ -28,13 +28,14 @@ type UseCases struct {
 	Groups     *group.Service
 	Notifier   *notify.Deliverer
 	Reconciler *reconcile.Reconciler
+	Sweeper    *reconcile.Sweeper
 }
 
 // NewUseCases builds every use-case service on the context's dependencies.
 // Tests that swap the clock do so on the ServiceContext before calling it.
 func (s *ServiceContext) NewUseCases() *UseCases {
 	c := s.Config
-	relay := outbox.New(s.Store, s.Asynq, s.Inspector, s.Tasks, s.Log)
+	relay := outbox.New(s.Store, s.Asynq, s.Inspector, s.Redis, s.Tasks, s.Log)
 	m := metrics.New(s.Redis)
 	orders := order.New(order.Deps{
 		Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector,
@@ -49,8 +50,15 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		Clock:    s.Clock, Log: s.Log, Metrics: m,
 	}, refund.Settings{MaxAttempts: c.RefundMaxAttempts, AlertAfter: c.RefundAlertAfter.D()})
 	groups := group.New(group.Deps{Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector, Tasks: s.Tasks, Clock: s.Clock, Log: s.Log})
+	sweeper := &reconcile.Sweeper{
+		Store: s.Store, Redis: s.Redis, Relay: relay, Asynq: s.Asynq, Tasks: s.Tasks,
+		Orders: orders, Refunds: refunds, Groups: groups, Metrics: m, Clock: s.Clock, Log: s.Log,
+		Page: c.SweepPageSize, Budget: c.SweepInterval.D() / 2,
+		RelayInterval: c.RelayInterval.D(), NotifyInterval: c.NotifyInterval.D(),
+	}
 	return &UseCases{
-		Groups: groups,
+		Sweeper: sweeper,
+		Groups:  groups,
 		Notifier: &notify.Deliverer{Store: s.Store, URL: c.NotifyURL, Secret: c.PaySecret,
 			HTTP: &http.Client{Timeout: 10 * time.Second}, Clock: s.Clock, Log: s.Log},
 		Relay:    relay,
@@ -60,7 +68,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		Accounts: account.New(s.Store, s.Clock),
 		Catalog:  catalog.New(s.Store, s.Redis, s.Clock),
 		Reconciler: &reconcile.Reconciler{
-			Store: s.Store, Orders: orders, Refunds: refunds, Groups: groups, Stock: stock.NewCounter(s.Redis),
+			Store: s.Store, Orders: orders, Refunds: refunds, Groups: groups, Sweeper: sweeper, Stock: stock.NewCounter(s.Redis),
 			Clock: s.Clock, Log: s.Log, Grace: c.ReconcileGrace.D(),
 		},
 	}

@@ -5,7 +5,6 @@ package tasks
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -24,9 +23,9 @@ const (
 	TypeGroupSettle = "group:settle"
 	// TypeNotifyDeliver drains the pending-notification list to the webhook.
 	TypeNotifyDeliver = "notify:deliver"
-	// TypeRecoverStuck is the periodic sweep that resets stuck claims to paid
-	// and re-queues paid orders whose task was lost.
-	TypeRecoverStuck = "periodic:recover-stuck"
+	// TypeSweep is the continuous sweep: every non-terminal object without a
+	// live task is re-queued under a new generation, stuck claims reset.
+	TypeSweep = "periodic:sweep"
 	// TypeReconcile is the periodic reconciliation of the ledger against
 	// what timers and Redis may have missed.
 	TypeReconcile = "periodic:reconcile"
@@ -55,13 +54,19 @@ type Spec struct {
 	// Delay is the wait after a failed try when the task has already been
 	// retried n times (asynq's count: n = 0 after the first failure).
 	Delay func(n int) time.Duration
+	// RidesOut is the outage (every try failing at once, as with refused
+	// database connections) one generation is documented to outlast before
+	// asynq archives it; a test holds RetrySpan to it at the defaults.
+	RidesOut time.Duration
+	// Exhausted says who takes over when asynq archives the task.
+	Exhausted Exhaustion
 }
 
 // Config holds the configured parts of the table.
 type Config struct {
 	ActivateTimeout    time.Duration
 	ActivateRetryDelay time.Duration // first retry; doubled each time, capped at 32×
-	RecoveryInterval   time.Duration
+	SweepInterval      time.Duration
 	RefundRetryDelays  []time.Duration
 	SettleRetryDelays  []time.Duration
 	PayTimeout         time.Duration
@@ -75,41 +80,53 @@ type Table map[string]Spec
 func NewTable(c Config) Table {
 	return Table{
 		TypeOrderActivate: {
+			// The attempts cap (paid→failed) is the handler's own decision,
+			// counted on claims; an archived task of a paid order is the sweep's.
 			Queue: QueueCritical, MaxRetry: 5, Timeout: c.ActivateTimeout,
-			Delay: doubling(c.ActivateRetryDelay, 32),
+			Delay:    doubling(c.ActivateRetryDelay, 32),
+			RidesOut: 30 * time.Second, Exhausted: ExhaustedToSweep,
 		},
 		TypeOrderClose: {
 			Queue: QueueClose, MaxRetry: 10, Timeout: time.Minute,
-			Delay: doubling(c.ActivateRetryDelay, 32),
+			Delay:    doubling(c.ActivateRetryDelay, 32),
+			RidesOut: 3 * time.Minute, Exhausted: ExhaustedToSweep,
 		},
 		TypeRefundExecute: {
-			// Retries are the active-query schedule too; reconciliation
-			// re-queues a refund whose budget asynq exhausted.
+			// Retries are the active-query schedule too; the attempts cap
+			// (→manual) is the handler's decision.
 			Queue: QueueDefault, MaxRetry: 40, Timeout: 3*c.PayTimeout + 5*time.Second,
-			Delay: stepped(c.RefundRetryDelays),
+			Delay:    stepped(c.RefundRetryDelays),
+			RidesOut: 12 * time.Hour, Exhausted: ExhaustedToSweep,
 		},
 		TypeGroupSettle: {
 			// The retry budget is asynq's: its count lives in Redis with the
 			// task, so it survives a crashed worker and a different machine.
+			// The last try moves the group to FAILED (or leaves that to the
+			// Redis pending set while the database is down).
 			Queue: QueueDefault, MaxRetry: len(c.SettleRetryDelays), Timeout: time.Minute,
-			Delay: stepped(c.SettleRetryDelays),
+			Delay:    stepped(c.SettleRetryDelays),
+			RidesOut: 30 * time.Second, Exhausted: ExhaustedToTerminal,
 		},
 		TypeNotifyDeliver: {
 			Queue: QueueLow, MaxRetry: 0, Timeout: time.Minute,
 			Retention: 2 * c.NotifyInterval,
 			Delay:     doubling(time.Second, 1),
+			Exhausted: ExhaustedToNextSlot,
 		},
 		TypeReconcile: {
 			// A pass triggered by a missing epoch marker has no second chance
-			// until the schedule, so it outlasts a database outage of ~15 min.
-			Queue: QueueLow, MaxRetry: 12, Timeout: 10 * time.Minute,
+			// until the schedule: 20 retries doubling from 1 s to 64 s are
+			// 959 s, past a 15 min database outage.
+			Queue: QueueLow, MaxRetry: 20, Timeout: 10 * time.Minute,
 			Retention: 24 * time.Hour,
 			Delay:     doubling(time.Second, 64),
+			RidesOut:  15 * time.Minute, Exhausted: ExhaustedToNextSlot,
 		},
-		TypeRecoverStuck: {
-			Queue: QueueLow, MaxRetry: 0, Timeout: c.RecoveryInterval,
-			Retention: 2 * c.RecoveryInterval,
+		TypeSweep: {
+			Queue: QueueLow, MaxRetry: 0, Timeout: c.SweepInterval,
+			Retention: 2 * c.SweepInterval,
 			Delay:     doubling(time.Second, 1),
+			Exhausted: ExhaustedToNextSlot,
 		},
 	}
 }
@@ -209,18 +226,4 @@ func Decode(task *asynq.Task, v any) error {
 		return fmt.Errorf("decode %s payload: %v: %w", task.Type(), err, asynq.SkipRetry)
 	}
 	return nil
-}
-
-// Live reports whether asynq holds a task with this ID that will still run
-// (pending, scheduled, active, retry or aggregating). A missing queue or task,
-// or one archived or completed, is not live: its object needs a re-queue.
-func (t Table) Live(insp *asynq.Inspector, typ, id string) (bool, error) {
-	info, err := insp.GetTaskInfo(t[typ].Queue, id)
-	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("inspect task %s: %w", id, err)
-	}
-	return info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted, nil
 }

@@ -169,7 +169,7 @@ func shortIntervals(t testing.TB, c svc.Config) svc.Config {
 	c.DBMaxOpen = 16
 	c.ClaimTimeout = svc.Duration(3 * time.Second)
 	c.ActivateTimeout = svc.Duration(2 * time.Second)
-	c.RecoveryInterval = svc.Duration(time.Second)
+	c.SweepInterval = svc.Duration(time.Second)
 	c.ActivateRetryDelay = svc.Duration(50 * time.Millisecond)
 	c.RelayInterval = svc.Duration(100 * time.Millisecond)
 	c.TaskCheckInterval = svc.Duration(20 * time.Millisecond)
@@ -198,7 +198,8 @@ func Env(c svc.Config) []string {
 		"ORDERFLOW_LOG_FORMAT="+c.LogFormat,
 		"ORDERFLOW_CLAIM_TIMEOUT="+c.ClaimTimeout.D().String(),
 		"ORDERFLOW_ACTIVATE_TIMEOUT="+c.ActivateTimeout.D().String(),
-		"ORDERFLOW_RECOVERY_INTERVAL="+c.RecoveryInterval.D().String(),
+		"ORDERFLOW_SWEEP_INTERVAL="+c.SweepInterval.D().String(),
+		"ORDERFLOW_SWEEP_PAGE_SIZE="+strconv.Itoa(c.SweepPageSize),
 		"ORDERFLOW_ACTIVATE_RETRY_DELAY="+c.ActivateRetryDelay.D().String(),
 		"ORDERFLOW_RELAY_INTERVAL="+c.RelayInterval.D().String(),
 		"ORDERFLOW_TASK_CHECK_INTERVAL="+c.TaskCheckInterval.D().String(),

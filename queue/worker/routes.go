@@ -25,7 +25,7 @@ func routes(uc *svc.UseCases, log *zap.Logger) *asynq.ServeMux {
 	mux.HandleFunc(tasks.TypeRefundExecute, handleRefundExecute(uc))
 	mux.HandleFunc(tasks.TypeGroupSettle, handleGroupSettle(uc))
 	mux.HandleFunc(tasks.TypeNotifyDeliver, handleNotifyDeliver(uc, log))
-	mux.HandleFunc(tasks.TypeRecoverStuck, handleRecoverStuck(uc, log))
+	mux.HandleFunc(tasks.TypeSweep, handleSweep(uc))
 	mux.HandleFunc(tasks.TypeReconcile, handleReconcile(uc, log))
 	return mux
 }
@@ -104,15 +104,10 @@ func handleOrderActivate(uc *svc.UseCases) asynq.HandlerFunc {
 	}
 }
 
-func handleRecoverStuck(uc *svc.UseCases, log *zap.Logger) asynq.HandlerFunc {
+// handleSweep runs one sweep pass; the pass logs its own report.
+func handleSweep(uc *svc.UseCases) asynq.HandlerFunc {
 	return func(ctx context.Context, _ *asynq.Task) error {
-		rec, err := uc.Orders.RecoverStuck(ctx)
-		if err != nil {
-			return fmt.Errorf("recover stuck orders: %w", err)
-		}
-		if rec.StuckClaims+rec.LostTasks > 0 {
-			log.Info("recovery sweep re-queued orders", zap.Int("stuck_claims", rec.StuckClaims), zap.Int("lost_tasks", rec.LostTasks))
-		}
-		return nil
+		_, err := uc.Sweeper.Pass(ctx)
+		return err
 	}
 }

@@ -67,12 +67,12 @@ func (w *Worker) Start() error {
 	}
 	p := &periodic{
 		jobs: []periodicJob{
-			{taskType: tasks.TypeRecoverStuck, when: every(c.RecoveryInterval.D())},
+			{taskType: tasks.TypeSweep, when: every(c.SweepInterval.D())},
 			{taskType: tasks.TypeReconcile, when: reconcileAt},
 			{taskType: tasks.TypeNotifyDeliver, when: every(c.NotifyInterval.D())},
 		},
-		client: w.sc.Asynq, table: w.sc.Tasks, clock: w.sc.Clock, log: w.sc.Log,
-		tick: min(time.Second, c.RecoveryInterval.D()/4, c.NotifyInterval.D()/4), last: map[string]time.Time{},
+		client: w.sc.Asynq, rdb: w.sc.Redis, table: w.sc.Tasks, clock: w.sc.Clock, log: w.sc.Log,
+		tick: min(time.Second, c.SweepInterval.D()/4, c.NotifyInterval.D()/4), last: map[string]time.Time{},
 		epoch: func(ctx context.Context) (bool, string) {
 			wiped, mark, err := reconcile.ClaimEpoch(ctx, w.sc.Redis, w.sc.Clock.Now())
 			return err == nil && wiped, mark

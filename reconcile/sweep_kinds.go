@@ -1,0 +1,182 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"orderflow/metrics"
+	"orderflow/model"
+	"orderflow/tasks"
+
+	"github.com/hibiken/asynq"
+)
+
+// Sweep kinds, as named in the pass report.
+const (
+	KindOrdersPending = "orders_pending"
+	KindOrdersPaid    = "orders_paid"
+	KindOrdersClaimed = "orders_claimed"
+	KindRefunds       = "refunds_processing"
+	KindGroupsOpen    = "groups_open"
+	KindGroupsClosed  = "groups_closed"
+	KindNotifications = "notifications_pending"
+	KindOutbox        = "outbox_old"
+)
+
+// sweepKind is one kind of non-terminal object: its name, the task type
+// that moves it ("" when none is asked for) and its walk.
+type sweepKind struct {
+	name     string
+	taskType string
+	walk     func(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error)
+}
+
+// kinds is every kind of non-terminal object, in walk order.
+func (s *Sweeper) kinds() []sweepKind {
+	return []sweepKind{
+		{KindOrdersPending, tasks.TypeOrderClose, s.objectWalk(tasks.TypeOrderClose, s.pendingOrders)},
+		{KindOrdersPaid, tasks.TypeOrderActivate, s.objectWalk(tasks.TypeOrderActivate, s.paidOrders)},
+		{KindOrdersClaimed, tasks.TypeOrderActivate, s.objectWalk(tasks.TypeOrderActivate, s.stuckClaims)},
+		{KindRefunds, tasks.TypeRefundExecute, s.objectWalk(tasks.TypeRefundExecute, s.processingRefunds)},
+		{KindGroupsOpen, tasks.TypeGroupSettle, s.objectWalk(tasks.TypeGroupSettle, s.groups(model.GroupOpen))},
+		{KindGroupsClosed, tasks.TypeGroupSettle, s.objectWalk(tasks.TypeGroupSettle, s.groups(model.GroupClosed))},
+		{KindNotifications, tasks.TypeNotifyDeliver, s.notifications},
+		{KindOutbox, "", s.oldOutbox},
+	}
+}
+
+// SweptTypes is the task types whose objects the sweep re-queues when their
+// task is not live: the types whose exhaustion ends in the sweep's hands.
+func (s *Sweeper) SweptTypes() map[string]bool {
+	out := map[string]bool{}
+	for _, k := range s.kinds() {
+		if k.taskType != "" && k.taskType != tasks.TypeNotifyDeliver {
+			out[k.taskType] = true
+		}
+	}
+	return out
+}
+
+type pageFunc func(ctx context.Context, w walkAt, limit int) ([]object, error)
+
+func (s *Sweeper) objectWalk(taskType string, page pageFunc) func(context.Context, walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+	return func(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+		return s.walkObjects(ctx, taskType, w, page)
+	}
+}
+
+// pendingOrders: a pending order's close task, due at its expiry.
+func (s *Sweeper) pendingOrders(ctx context.Context, w walkAt, limit int) ([]object, error) {
+	orders, err := s.Store.OrdersPage(ctx, model.OrderPending, w.start, w.cur, limit)
+	out := make([]object, len(orders))
+	for i := range orders {
+		o := &orders[i]
+		out[i] = object{cur: model.Cursor{At: o.UpdatedAt, ID: o.ID}, taskID: tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen),
+			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.RequeueClose(ctx, o) }}
+	}
+	return out, err
+}
+
+// paidOrders: a paid order's activation task.
+func (s *Sweeper) paidOrders(ctx context.Context, w walkAt, limit int) ([]object, error) {
+	orders, err := s.Store.OrdersPage(ctx, model.OrderPaid, w.start, w.cur, limit)
+	out := make([]object, len(orders))
+	for i := range orders {
+		o := &orders[i]
+		out[i] = object{cur: model.Cursor{At: o.UpdatedAt, ID: o.ID}, taskID: tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen),
+			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.RequeueActivation(ctx, o) }}
+	}
+	return out, err
+}
+
+// stuckClaims: a claim older than the claim timeout is reset whatever its
+// task's state (no activation runs that long), as the recovery always did.
+func (s *Sweeper) stuckClaims(ctx context.Context, w walkAt, limit int) ([]object, error) {
+	orders, err := s.Store.OrdersPage(ctx, model.OrderClaimed, s.Orders.ClaimCutoff(), w.cur, limit)
+	out := make([]object, len(orders))
+	for i := range orders {
+		o := &orders[i]
+		out[i] = object{cur: model.Cursor{At: o.UpdatedAt, ID: o.ID},
+			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.ResetStuckClaim(ctx, o) }}
+	}
+	return out, err
+}
+
+// processingRefunds: a processing refund's execute task.
+func (s *Sweeper) processingRefunds(ctx context.Context, w walkAt, limit int) ([]object, error) {
+	refunds, err := s.Store.RefundsPage(ctx, model.RefundProcessing, w.start, w.cur, limit)
+	out := make([]object, len(refunds))
+	for i := range refunds {
+		r := &refunds[i]
+		out[i] = object{cur: model.Cursor{At: r.UpdatedAt, ID: r.ID}, taskID: tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen),
+			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Refunds.RequeueExecute(ctx, r) }}
+	}
+	return out, err
+}
+
+// groups: an OPEN or CLOSED group's settle task, due at its deadline.
+func (s *Sweeper) groups(status string) pageFunc {
+	return func(ctx context.Context, w walkAt, limit int) ([]object, error) {
+		groups, err := s.Store.GroupsPage(ctx, status, w.cur, limit)
+		out := make([]object, len(groups))
+		for i := range groups {
+			g := &groups[i]
+			out[i] = object{cur: model.Cursor{At: g.Deadline, ID: g.ID}, taskID: tasks.ID(tasks.TypeGroupSettle, g.GroupNo, g.SettleGen),
+				requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Groups.RequeueSettle(ctx, g) }}
+		}
+		return out, err
+	}
+}
+
+// notifications: pending notifications have one task, the delivery round of
+// the notification job's current slot; the sweep queues that slot's ID (a
+// duplicate is refused, so this only adds a round the schedule missed).
+func (s *Sweeper) notifications(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+	var count metrics.SweepKind
+	n, err := s.Store.CountUndelivered(ctx)
+	if err != nil || n == 0 {
+		return count, model.Cursor{}, err == nil, err
+	}
+	count.Checked = int(n)
+	slot := w.start.Truncate(s.NotifyInterval)
+	task, err := s.Tasks.NewTask(tasks.TypeNotifyDeliver, tasks.PeriodicID(tasks.TypeNotifyDeliver, slot), nil, time.Time{})
+	if err != nil {
+		return count, model.Cursor{}, false, err
+	}
+	_, err = s.Asynq.EnqueueContext(ctx, task)
+	switch {
+	case err == nil:
+		count.Requeued = 1
+	case errors.Is(err, asynq.ErrTaskIDConflict):
+		err = nil
+	}
+	return count, model.Cursor{}, err == nil, err
+}
+
+// oldOutbox: rows older than two relay periods are rows the relay's poller
+// should have moved and did not; the sweep pushes them itself, paged by id.
+func (s *Sweeper) oldOutbox(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+	var count metrics.SweepKind
+	cur := w.cur
+	before := w.start.Add(-2 * s.RelayInterval)
+	for {
+		rows, err := s.Store.OutboxOlderPage(ctx, before, cur.ID, s.Page)
+		if err != nil {
+			return count, cur, false, err
+		}
+		count.Checked += len(rows)
+		n, err := s.Relay.Resend(ctx, rows)
+		count.Requeued += n
+		if err != nil {
+			return count, cur, false, err
+		}
+		if len(rows) < s.Page {
+			return count, model.Cursor{}, true, nil
+		}
+		cur = model.Cursor{ID: rows[len(rows)-1].ID}
+		if w.spent() {
+			return count, cur, false, nil
+		}
+	}
+}
