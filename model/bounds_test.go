@@ -94,7 +94,9 @@ func TestPriceLine(t *testing.T) {
 	topup := func(price, credit int64) *model.Product {
 		return &model.Product{Kind: model.KindRecharge, PriceCents: price, CreditCents: credit}
 	}
-	plan := func(days int) *model.Product { return &model.Product{Kind: model.KindSubscription, PriceCents: 1, Days: days} }
+	plan := func(days int) *model.Product {
+		return &model.Product{Kind: model.KindSubscription, PriceCents: 1, Days: days}
+	}
 	day := 24 * time.Hour
 	for _, tc := range []struct {
 		name string
