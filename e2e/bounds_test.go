@@ -12,8 +12,10 @@ import (
 	"orderflow/internal/testenv"
 	"orderflow/model"
 	"orderflow/sign"
+	"orderflow/tasks"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hibiken/asynq"
 )
 
 // The issue's arithmetic: values whose products wrap int64 or time.Duration.
@@ -656,5 +658,44 @@ func testFreeOrder(t *testing.T, backend testenv.Backend) {
 			rep.Print(&b)
 			t.Errorf("audit after free orders:\n%s", b.String())
 		}
+	}
+}
+
+// TestPlantedGroupRefusedAtSettlement: a group written straight into the
+// ledger with a price no wallet may be charged (negative: the "charge"
+// would credit everyone) is never settled by an operator's retry: it stays
+// FAILED and no balance or wallet entry moves.
+func TestPlantedGroupRefusedAtSettlement(t *testing.T) {
+	s := testenv.Start(t, testenv.Options{})
+	hana, _ := s.NewUser(t, "hana", 1000)
+	now := time.Now().UTC()
+	if err := s.SC.DB.Exec("INSERT INTO `groups` (group_no, owner_user_id, title, price_cents, deadline, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		"GPLANTnegative", hana.ID, "planted", -500, now.Add(-time.Minute), model.GroupFailed, now, now).Error; err != nil {
+		t.Fatal(err)
+	}
+	gid := s.Count(t, "SELECT id FROM `groups` WHERE group_no = ?", "GPLANTnegative")
+	if err := s.SC.DB.Exec(`INSERT INTO group_participants (group_id, user_id, joined_at) VALUES (?, ?, ?)`, gid, hana.ID, now).Error; err != nil {
+		t.Fatal(err)
+	}
+	before := readUser(t, s, hana.ID)
+	if st, raw := s.Admin.Raw(t, "POST", "/api/v1/admin/groups/GPLANTnegative/retry", nil); st != 200 {
+		t.Fatalf("retry: %d %s", st, raw)
+	}
+	queue := s.SC.Tasks[tasks.TypeGroupSettle].Queue
+	taskID := tasks.ID(tasks.TypeGroupSettle, "GPLANTnegative", 2)
+	var g *model.Group
+	testenv.Eventually(t, 15*time.Second, "the settle task refused (archived) or the group settled", func() (bool, error) {
+		var err error
+		if g, err = s.SC.Store.GroupByNo(t.Context(), "GPLANTnegative"); err != nil || g.Status == model.GroupSettled {
+			return err == nil, err
+		}
+		info, err := s.SC.Inspector.GetTaskInfo(queue, taskID)
+		return err == nil && info.State == asynq.TaskStateArchived, nil
+	})
+	if g.Status != model.GroupFailed {
+		t.Errorf("planted group %s, want FAILED", g.Status)
+	}
+	if got := readUser(t, s, hana.ID); got != before {
+		t.Errorf("participant changed by the refused settlement: %+v, was %+v", got, before)
 	}
 }
