@@ -122,7 +122,9 @@ func (s *Service) giveUpOrRelease(ctx context.Context, c *claim, cause error, lo
 func (s *Service) refuse(ctx context.Context, c *claim, cause error, log *zap.Logger) error {
 	ctx = context.WithoutCancel(ctx)
 	var bound *model.BoundError
-	errors.As(cause, &bound)
+	if !errors.As(cause, &bound) {
+		return s.giveUpOrRelease(ctx, c, cause, log)
+	}
 	o := c.order
 	why := failure{
 		reason: "out of bounds: " + bound.Code,
