@@ -32,10 +32,9 @@ func New(store *model.Store, c clock.Clock) *Service {
 
 // Errors.
 var (
-	ErrNotFound   = apperr.New(apperr.NotFound, "user_not_found", "no such user")
-	ErrBadName    = apperr.New(apperr.Invalid, "invalid_name", "name must be 1..128 characters")
-	ErrBadBalance = apperr.New(apperr.Invalid, "invalid_balance", "balance_cents must be zero or positive")
-	ErrBadToken   = apperr.New(apperr.Unauthorized, "unauthorized", "missing or unknown bearer token")
+	ErrNotFound = apperr.New(apperr.NotFound, "user_not_found", "no such user")
+	ErrBadName  = apperr.New(apperr.Invalid, "invalid_name", "name must be 1..128 characters")
+	ErrBadToken = apperr.New(apperr.Unauthorized, "unauthorized", "missing or unknown bearer token")
 )
 
 // Created is a new user and the token they act with; the token is shown once.
@@ -50,8 +49,8 @@ func (s *Service) Create(ctx context.Context, name string, balanceCents int64) (
 	if name == "" || len(name) > 128 {
 		return nil, ErrBadName
 	}
-	if balanceCents < 0 {
-		return nil, ErrBadBalance
+	if err := model.CheckOpeningBalance(balanceCents); err != nil {
+		return nil, err
 	}
 	token := newToken()
 	u := &model.User{Name: name, TokenHash: HashToken(token), BalanceCents: balanceCents, CreatedAt: s.clock.Now()}

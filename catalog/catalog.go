@@ -42,7 +42,7 @@ type NewProduct struct {
 	SKU         string `json:"sku"`
 	Kind        string `json:"kind"`
 	PriceCents  int64  `json:"price_cents"`
-	Days        int    `json:"days"`
+	Days        int64  `json:"days"`
 	CreditCents int64  `json:"credit_cents"`
 	Stock       *int64 `json:"stock"`
 }
@@ -55,18 +55,13 @@ func (s *Service) CreateProduct(ctx context.Context, np NewProduct) (int64, erro
 		return 0, invalid("invalid_sku", "sku must be 1..64 characters")
 	case !kind.Valid():
 		return 0, invalid("invalid_kind", "kind must be card, subscription or recharge")
-	case np.PriceCents < 0:
-		return 0, invalid("invalid_price", "price_cents must be zero or positive")
-	case kind == model.KindSubscription && np.Days <= 0:
-		return 0, invalid("invalid_days", "a subscription needs days > 0")
-	case kind == model.KindRecharge && np.CreditCents <= 0:
-		return 0, invalid("invalid_credit", "a recharge needs credit_cents > 0")
 	case kind == model.KindCard && np.Stock != nil:
 		return 0, invalid("invalid_stock", "a card product's stock is its keys; add keys instead")
-	case np.Stock != nil && *np.Stock < 0:
-		return 0, invalid("invalid_stock", "stock must be zero or positive")
 	}
-	p := &model.Product{SKU: np.SKU, Kind: kind, PriceCents: np.PriceCents, Days: np.Days, CreditCents: np.CreditCents, Stock: np.Stock, CreatedAt: s.clock.Now()}
+	if err := checkProduct(kind, np); err != nil {
+		return 0, err
+	}
+	p := &model.Product{SKU: np.SKU, Kind: kind, PriceCents: np.PriceCents, Days: int(np.Days), CreditCents: np.CreditCents, Stock: np.Stock, CreatedAt: s.clock.Now()}
 	if err := s.store.InsertProduct(ctx, p); err != nil {
 		if model.IsDuplicate(err) {
 			return 0, ErrDuplicateSKU
@@ -74,6 +69,30 @@ func (s *Service) CreateProduct(ctx context.Context, np NewProduct) (int64, erro
 		return 0, fmt.Errorf("create product %s: %w", np.SKU, err)
 	}
 	return p.ID, nil
+}
+
+// checkProduct holds a product's numbers to the bounds (model/bounds.go):
+// its price; its days if a subscription, its credit if a recharge (each
+// also bounded when given to a kind that ignores it, so no value can
+// overflow its column); its stock when limited.
+func checkProduct(kind model.ProductKind, np NewProduct) error {
+	if err := model.CheckPrice(np.PriceCents); err != nil {
+		return err
+	}
+	if kind == model.KindSubscription || np.Days != 0 {
+		if err := model.CheckDays(np.Days); err != nil {
+			return err
+		}
+	}
+	if kind == model.KindRecharge || np.CreditCents != 0 {
+		if err := model.CheckCredit(np.CreditCents); err != nil {
+			return err
+		}
+	}
+	if np.Stock != nil {
+		return model.CheckStock(*np.Stock)
+	}
+	return nil
 }
 
 // AddCards adds UNSOLD keys to a card product, all or none.

@@ -61,8 +61,7 @@ var (
 	ErrAlreadyJoined = apperr.New(apperr.Conflict, "already_joined", "this user already joined the group")
 	ErrNotFailed     = apperr.New(apperr.Conflict, "invalid_status", "only a FAILED group can be retried")
 	errBadTitle      = apperr.New(apperr.Invalid, "invalid_title", "title must be 1..255 characters")
-	errBadPrice      = apperr.New(apperr.Invalid, "invalid_price", "price_cents must be positive")
-	errBadDeadline   = apperr.New(apperr.Invalid, "invalid_deadline", "deadline must be an RFC 3339 time in the future")
+	errBadDeadline   = apperr.New(apperr.Invalid, "invalid_deadline", "deadline must be an RFC 3339 time in the future, at most 365 days ahead")
 )
 
 func newGroupNo(now time.Time) string {
@@ -87,10 +86,11 @@ func (s *Service) Create(ctx context.Context, ownerID int64, title string, price
 	switch {
 	case title == "" || len(title) > 255:
 		return nil, errBadTitle
-	case price <= 0:
-		return nil, errBadPrice
-	case !deadline.After(now):
+	case !deadline.After(now) || deadline.After(now.Add(model.MaxGroupLife)):
 		return nil, errBadDeadline
+	}
+	if err := model.CheckGroupPrice(price); err != nil {
+		return nil, err
 	}
 	g := &model.Group{GroupNo: newGroupNo(now), OwnerUserID: ownerID, Title: title, PriceCents: price,
 		Deadline: deadline.UTC().Truncate(time.Millisecond), Status: model.GroupOpen, CreatedAt: now, UpdatedAt: now}

@@ -31,9 +31,17 @@ func (s *Service) Settle(ctx context.Context, groupNo string, manual bool, retri
 	log := s.log.With(zap.String("group_no", groupNo), zap.Int("retried", retried))
 	err := s.settle(ctx, groupNo, manual, log)
 	var short *errShort
+	var bound *model.BoundError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &bound):
+		// A price no wallet may be charged (a row written by hand): no retry
+		// changes it. FAILED now, nobody charged.
+		if ferr := s.fail(ctx, groupNo, "out of bounds: "+bound.Error(), log); ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		return fmt.Errorf("settle %s: %w: %w", groupNo, err, asynq.SkipRetry)
 	case errors.As(err, &short):
 		// No retry can fix a balance: FAILED now, and say who.
 		if ferr := s.fail(ctx, groupNo, "participants short of balance: "+joinIDs(short.users), log); ferr != nil {
@@ -93,6 +101,9 @@ func (s *Service) charge(ctx context.Context, g *model.Group, manual bool, log *
 	from := []string{model.GroupClosed}
 	if manual {
 		from = append(from, model.GroupFailed)
+	}
+	if err := model.CheckGroupPrice(g.PriceCents); err != nil {
+		return err
 	}
 	now := s.clock.Now()
 	var claimed bool

@@ -236,6 +236,9 @@ func TestClaimEffectOnce(t *testing.T) {
 		t.Errorf("order_effects rows = %d, want 1", n)
 	}
 	// The ledger's other once-only keys behave the same.
+	if err := b.store.InsertUser(b.ctx, &model.User{Name: "once", TokenHash: "once", CreatedAt: b.now}); err != nil {
+		t.Fatal(err)
+	}
 	if ok, err := b.store.CreditWallet(b.ctx, 1, "credit", "order:"+o.OrderNo, 500, b.now); err != nil || !ok {
 		t.Fatalf("first credit: %v, %v", ok, err)
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -67,22 +68,51 @@ func (s *Store) ReleasePendingSlot(ctx context.Context, userID int64) error {
 	return s.later(ctx, `UPDATE users SET pending_orders = pending_orders - 1 WHERE id = ? AND pending_orders > 0`, userID)
 }
 
-// CreditWallet adds amount to the user's balance once per ref.
-// It reports false when the ref was already applied.
+// CreditWallet adds amount (1..MaxCents) to the user's balance once per ref.
+// It reports false when the ref was already applied. A credit that would
+// take the balance past MaxBalanceCents is refused (a *BoundError) by the
+// UPDATE's own condition, so the addition in SQL cannot overflow either;
+// the caller's transaction rolls the entry back with it.
 func (s *Store) CreditWallet(ctx context.Context, userID int64, kind, ref string, amount int64, at time.Time) (bool, error) {
+	if err := CheckAmount(amount, 1); err != nil {
+		return false, err
+	}
 	ok, err := s.insertIgnoringDuplicate(ctx,
 		`INSERT INTO wallet_entries (user_id, kind, ref, amount_cents, created_at) VALUES (?, ?, ?, ?, ?)`,
 		userID, kind, ref, amount, at)
 	if !ok || err != nil {
 		return false, err
 	}
-	_, err = s.exec(ctx, `UPDATE users SET balance_cents = balance_cents + ? WHERE id = ?`, amount, userID)
+	n, err := s.exec(ctx, `UPDATE users SET balance_cents = balance_cents + ? WHERE id = ? AND balance_cents <= ?`,
+		amount, userID, MaxBalanceCents-amount)
+	if err == nil && n == 0 {
+		err = s.unchanged(ctx, userID, errWalletFull(amount))
+	}
 	return err == nil, err
 }
 
+// unchanged explains a user UPDATE that matched no row: the user is
+// missing, or its bound (why) held.
+func (s *Store) unchanged(ctx context.Context, userID int64, why error) error {
+	var n int64
+	if err := s.first(ctx, &n, `SELECT COUNT(*) FROM users WHERE id = ?`, userID); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("user %d: %w", userID, ErrNotFound)
+	}
+	return why
+}
+
 // ExtendSubscription moves the user's subscription end to
-// max(now, current end) + d. It runs inside the delivery's transaction.
+// max(now, current end) + d. It runs inside the delivery's transaction. An
+// end past MaxTime (the DATETIME limit) is refused with a *BoundError and
+// nothing written: on MySQL by the UPDATE's own condition, so DATE_ADD never
+// leaves the column's range.
 func (s *Store) ExtendSubscription(ctx context.Context, userID int64, d time.Duration, now time.Time) error {
+	if d <= 0 || d > MaxTime.Sub(now) {
+		return errSubscriptionEnd(d)
+	}
 	if s.d.sqlite {
 		// SQLite has no arithmetic on our time text; its transactions are
 		// serial, so reading and then writing is as safe as one UPDATE.
@@ -90,16 +120,20 @@ func (s *Store) ExtendSubscription(ctx context.Context, userID int64, d time.Dur
 		if err := s.first(ctx, &u, `SELECT subscription_expires_at FROM users WHERE id = ?`, userID); err != nil {
 			return err
 		}
-		end := now
-		if u.SubscriptionExpiresAt != nil && u.SubscriptionExpiresAt.After(now) {
-			end = *u.SubscriptionExpiresAt
+		end, err := SubscriptionEnd(u.SubscriptionExpiresAt, now, d)
+		if err != nil {
+			return err
 		}
-		_, err := s.exec(ctx, `UPDATE users SET subscription_expires_at = ? WHERE id = ?`, end.Add(d), userID)
+		_, err = s.exec(ctx, `UPDATE users SET subscription_expires_at = ? WHERE id = ?`, end, userID)
 		return err
 	}
-	_, err := s.exec(ctx,
+	n, err := s.exec(ctx,
 		`UPDATE users SET subscription_expires_at =
 		   DATE_ADD(GREATEST(COALESCE(subscription_expires_at, ?), ?), INTERVAL ? MICROSECOND)
-		 WHERE id = ?`, now, now, d.Microseconds(), userID)
+		 WHERE id = ? AND GREATEST(COALESCE(subscription_expires_at, ?), ?) <= ?`,
+		now, now, d.Microseconds(), userID, now, now, MaxTime.Add(-d))
+	if err == nil && n == 0 {
+		err = s.unchanged(ctx, userID, errSubscriptionEnd(d))
+	}
 	return err
 }

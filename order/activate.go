@@ -48,7 +48,7 @@ func (s *Service) claim(ctx context.Context, orderNo, taskID string, log *zap.Lo
 	now, token := s.clock.Now(), newToken()
 	switch {
 	case o.Status == model.OrderPaid && o.Attempts >= s.set.MaxAttempts:
-		return nil, s.fail(ctx, o, model.OrderPaid, "", log)
+		return nil, s.fail(ctx, o, model.OrderPaid, "", exhausted(o), log)
 	case o.Status == model.OrderPaid:
 		// One round trip on MariaDB: the move, its event and the COMMIT.
 		err = s.store.InTx(ctx, func(tx *model.Store) error {
@@ -92,7 +92,7 @@ func (s *Service) giveUpOrRelease(ctx context.Context, c *claim, cause error, lo
 	ctx = context.WithoutCancel(ctx)
 	cause = fmt.Errorf("activate %s (attempt %d): %w", c.order.OrderNo, c.order.Attempts, cause)
 	if c.order.Attempts >= s.set.MaxAttempts {
-		if err := s.fail(ctx, c.order, model.OrderClaimed, c.token, log); err != nil {
+		if err := s.fail(ctx, c.order, model.OrderClaimed, c.token, exhausted(c.order), log); err != nil {
 			return errors.Join(cause, err)
 		}
 		return fmt.Errorf("%w: %w", cause, asynq.SkipRetry)
@@ -116,28 +116,58 @@ func (s *Service) giveUpOrRelease(ctx context.Context, c *claim, cause error, lo
 	return cause
 }
 
-// fail moves an order that ran out of attempts to failed and records the
-// admin notification, in one transaction.
-func (s *Service) fail(ctx context.Context, o *model.Order, from model.OrderStatus, token string, log *zap.Logger) error {
+// refuse fails a claimed order whose delivery broke a bound: no retry can
+// change the numbers, so it is failed at once (claimed→failed, the bound's
+// code in the event) and the admin told; nothing of its effect was written.
+func (s *Service) refuse(ctx context.Context, c *claim, cause error, log *zap.Logger) error {
+	ctx = context.WithoutCancel(ctx)
+	var bound *model.BoundError
+	if !errors.As(cause, &bound) {
+		return s.giveUpOrRelease(ctx, c, cause, log)
+	}
+	o := c.order
+	why := failure{
+		reason: "out of bounds: " + bound.Code,
+		message: fmt.Sprintf("order %s cannot be delivered: %s (%s); nothing was applied; refund it from the admin API",
+			o.OrderNo, bound.Code, bound.Message),
+	}
+	cause = fmt.Errorf("activate %s: %w", o.OrderNo, cause)
+	if err := s.fail(ctx, o, model.OrderClaimed, c.token, why, log); err != nil {
+		// Not failed: release, so a retry (or the stuck-claim job) refuses it again.
+		return s.giveUpOrRelease(ctx, c, errors.Join(cause, err), log)
+	}
+	return fmt.Errorf("%w: %w", cause, asynq.SkipRetry)
+}
+
+// failure is why an order is failed: its event's reason and the admin's message.
+type failure struct{ reason, message string }
+
+func exhausted(o *model.Order) failure {
+	return failure{reason: "attempts exhausted",
+		message: fmt.Sprintf("order %s gave up after %d attempts; retry or refund it from the admin API", o.OrderNo, o.Attempts)}
+}
+
+// fail moves an order to failed and records the admin notification, in one
+// transaction.
+func (s *Service) fail(ctx context.Context, o *model.Order, from model.OrderStatus, token string, why failure, log *zap.Logger) error {
 	now := s.clock.Now()
 	var moved bool
 	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
 		moved, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
-			From: from, To: model.OrderFailed, Reason: "attempts exhausted", At: now, Token: token,
+			From: from, To: model.OrderFailed, Reason: why.reason, At: now, Token: token,
 		})
 		if err != nil || !moved {
 			return err
 		}
 		return s.notifyAdmin(ctx, tx, fmt.Sprintf("order-failed:%s:%d", o.OrderNo, o.ActivateGen), "order_failed",
-			"Order "+o.OrderNo+" failed to activate",
-			fmt.Sprintf("order %s gave up after %d attempts; retry or refund it from the admin API", o.OrderNo, o.Attempts))
+			"Order "+o.OrderNo+" failed to activate", why.message)
 	})
 	if err != nil {
 		return fmt.Errorf("fail order %s: %w", o.OrderNo, err)
 	}
 	s.invalidate(ctx, o.ID, o.OrderNo)
 	if moved {
-		log.Error("order failed: activation attempts exhausted", zap.Int("attempts", o.Attempts))
+		log.Error("order failed", zap.String("reason", why.reason), zap.Int("attempts", o.Attempts))
 	}
 	return nil
 }

@@ -34,8 +34,8 @@ type Created struct {
 // order instead of racing it for stock or the pending slot; the key reused
 // for another order is refused (idempotency.go).
 func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, error) {
-	if req.Quantity < 1 || req.Quantity > 100 {
-		return nil, ErrBadQuantity
+	if err := model.CheckQuantity(int64(req.Quantity)); err != nil {
+		return nil, err
 	}
 	if req.IdempotencyKey == "" {
 		return s.create(ctx, req)
@@ -65,6 +65,11 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 	if err != nil {
 		return nil, fmt.Errorf("create order: load product %d: %w", req.ProductID, err)
 	}
+	// Every bound before anything is taken or written.
+	line, err := model.PriceLine(p, req.Quantity)
+	if err != nil {
+		return nil, err
+	}
 	limited := p.Kind == model.KindCard || p.Stock != nil
 	if limited {
 		if err := s.takeStock(ctx, p, req.Quantity); err != nil {
@@ -75,10 +80,10 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 			return nil, fmt.Errorf("create order for user %d: %w", req.UserID, err)
 		}
 	}
-	var closeTask *model.OutboxRow
+	var task *model.OutboxRow // the close at expiry, or a free order's activation
 	o := &model.Order{
 		OrderNo: newNumber("O", now), UserID: req.UserID, ProductID: p.ID, Kind: p.Kind,
-		Quantity: req.Quantity, AmountCents: p.PriceCents * int64(req.Quantity),
+		Quantity: req.Quantity, AmountCents: line.AmountCents,
 		Status: model.OrderPending, CreatedAt: now, UpdatedAt: now, ExpireAt: now.Add(s.set.OrderTTL),
 	}
 	err = s.store.InTx(ctx, func(tx *model.Store) error {
@@ -103,8 +108,11 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		if err := tx.InsertEvent(ctx, model.Event{ObjectType: "order", ObjectNo: o.OrderNo, FromStatus: "-", ToStatus: o.Status.String(), Reason: "created", CreatedAt: now}); err != nil {
 			return err
 		}
-		closeTask = closeRow(o.OrderNo, 1, o.ExpireAt, now)
-		return tx.InsertOutbox(ctx, closeTask)
+		if o.AmountCents == 0 {
+			return s.payFree(ctx, tx, o, &task)
+		}
+		task = closeRow(o.OrderNo, 1, o.ExpireAt, now)
+		return tx.InsertOutbox(ctx, task)
 	})
 	if errors.Is(err, model.ErrUnmet) {
 		err = ErrOutOfStock // the picked keys did not all move (LockCards)
@@ -118,9 +126,27 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		}
 		return nil, fmt.Errorf("create order for user %d: %w", req.UserID, err)
 	}
-	s.relay.SendRows(ctx, closeTask)
+	if o.AmountCents == 0 {
+		paidAt := o.CreatedAt
+		o.Status, o.ActivateGen, o.PaidAt = model.OrderPaid, 1, &paidAt
+	}
+	s.relay.SendRows(ctx, task)
 	s.log.Info("order created", zap.String("order_no", o.OrderNo), zap.Int64("user_id", o.UserID), zap.Int64("product_id", p.ID), zap.Int("quantity", o.Quantity))
 	return &Created{Order: o}, nil
+}
+
+// payFree moves a free order (amount 0) pending→paid inside its create
+// transaction, as a payment would (no trade): its pending slot is released
+// and its activation queued through the outbox. No close is queued — it
+// never waits for a payment.
+func (s *Service) payFree(ctx context.Context, tx *model.Store, o *model.Order, task **model.OutboxRow) error {
+	if err := tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, model.OrderMove{
+		From: model.OrderPending, To: model.OrderPaid, Reason: "free", At: o.CreatedAt, NextGen: 1,
+		Set: map[string]any{"paid_at": o.CreatedAt},
+	}); err != nil {
+		return err
+	}
+	return s.queueActivation(ctx, tx, o, 1, o.CreatedAt, task)
 }
 
 // lockStock takes the order's stock in the ledger: card keys UNSOLD/RECYCLED

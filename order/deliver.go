@@ -27,9 +27,15 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 	if err != nil {
 		return s.giveUpOrRelease(ctx, c, fmt.Errorf("deliver: load product %d: %w", o.ProductID, err), log)
 	}
+	// The same bounds as at creation: a row written before they existed (or
+	// by hand) is refused here rather than wrapped.
+	line, err := deliverable(o, p)
+	if err != nil {
+		return s.refuse(ctx, c, err, log)
+	}
 	now := s.clock.Now()
 	err = s.store.InTx(ctx, func(tx *model.Store) error {
-		if err := applyEffectOnce(ctx, tx, o, p, now); err != nil {
+		if err := applyEffectOnce(ctx, tx, o, line, now); err != nil {
 			return fmt.Errorf("deliver %s: %w", o.Kind, err)
 		}
 		// Inside the transaction: a crash here rolls the effect back with it.
@@ -50,6 +56,11 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 		log.Info("claim lost before finalize; its new holder finishes the order")
 		return nil
 	}
+	var bound *model.BoundError
+	if errors.As(err, &bound) {
+		// The wallet or the subscription cannot take it; nothing committed.
+		return s.refuse(ctx, c, err, log)
+	}
 	if err != nil {
 		return s.giveUpOrRelease(ctx, c, err, log)
 	}
@@ -63,7 +74,7 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 
 // applyEffectOnce records the order's effect (its primary key makes it
 // once-only) and, if the record is fresh, applies it.
-func applyEffectOnce(ctx context.Context, tx *model.Store, o *model.Order, p *model.Product, now time.Time) error {
+func applyEffectOnce(ctx context.Context, tx *model.Store, o *model.Order, line model.Line, now time.Time) error {
 	if o.Kind == model.KindCard {
 		fresh, sold, err := tx.ClaimCardSale(ctx, o.ID, now)
 		if !fresh || err != nil {
@@ -75,7 +86,7 @@ func applyEffectOnce(ctx context.Context, tx *model.Store, o *model.Order, p *mo
 	if !fresh || err != nil {
 		return err
 	}
-	return applyEffect(ctx, tx, o, p, now)
+	return applyEffect(ctx, tx, o, line, now)
 }
 
 // recordSale checks a card order got every key it paid for and records the sale.
@@ -89,14 +100,29 @@ func recordSale(ctx context.Context, tx *model.Store, o *model.Order, n int64, n
 	return tx.RecordStockFlow(ctx, o.ProductID, o.ID, model.FlowSell, o.Quantity, now)
 }
 
-// applyEffect credits a recharge or extends a subscription.
-func applyEffect(ctx context.Context, tx *model.Store, o *model.Order, p *model.Product, now time.Time) error {
+// deliverable checks an order against the bounds before its delivery: the
+// product and quantity make a line within every bound (PriceLine, as at
+// creation), the order's kind is its product's, and its amount is one an
+// order can have.
+func deliverable(o *model.Order, p *model.Product) (model.Line, error) {
+	if o.Kind != p.Kind {
+		return model.Line{}, &model.BoundError{Code: "invalid_kind", Message: fmt.Sprintf("order kind %q, product kind %q", o.Kind, p.Kind)}
+	}
+	line, err := model.PriceLine(p, o.Quantity)
+	if err != nil {
+		return line, err
+	}
+	return line, model.CheckAmount(o.AmountCents, 0)
+}
+
+// applyEffect credits a recharge or extends a subscription by the checked line.
+func applyEffect(ctx context.Context, tx *model.Store, o *model.Order, line model.Line, now time.Time) error {
 	switch o.Kind {
 	case model.KindRecharge:
-		_, err := tx.CreditWallet(ctx, o.UserID, "credit", "order:"+o.OrderNo, p.CreditCents*int64(o.Quantity), now)
+		_, err := tx.CreditWallet(ctx, o.UserID, "credit", "order:"+o.OrderNo, line.CreditCents, now)
 		return err
 	case model.KindSubscription:
-		return tx.ExtendSubscription(ctx, o.UserID, time.Duration(p.Days*o.Quantity)*24*time.Hour, now)
+		return tx.ExtendSubscription(ctx, o.UserID, line.Extension, now)
 	}
 	return fmt.Errorf("order %s: unknown kind %q", o.OrderNo, o.Kind)
 }

@@ -78,7 +78,6 @@ var (
 	ErrProductUnknown = apperr.New(apperr.NotFound, "product_not_found", "no such product")
 	ErrOutOfStock     = apperr.New(apperr.Conflict, "out_of_stock", "not enough stock for this order")
 	ErrTooManyPending = apperr.New(apperr.TooMany, "too_many_pending", "too many unpaid orders; pay or cancel one first")
-	ErrBadQuantity    = apperr.New(apperr.Invalid, "invalid_quantity", "quantity must be between 1 and 100")
 	ErrForbidden      = apperr.New(apperr.Forbidden, "forbidden", "this order belongs to another buyer")
 	ErrNotRetryable   = apperr.New(apperr.Conflict, "invalid_status", "only a failed order can be retried")
 )

@@ -1,18 +1,19 @@
 package handler
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 
 	"orderflow/apperr"
+	"orderflow/model"
 	"orderflow/order"
 	"orderflow/sign"
 )
 
 var (
 	errBadSignature = apperr.New(apperr.Unauthorized, "bad_signature", "X-Signature is missing or does not match the body")
-	errBadPayment   = apperr.New(apperr.Invalid, "invalid_payment", "order_no, trade_no (≤64 chars) and a positive amount_cents are required")
+	errBadOrderNo   = apperr.New(apperr.Invalid, "invalid_order_no", "order_no is required")
+	errBadTradeNo   = apperr.New(apperr.Invalid, "invalid_trade_no", "trade_no must be 1..64 characters")
 )
 
 type paymentBody struct {
@@ -34,6 +35,18 @@ func (h *Handler) signedBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// checkPayment: an amount no order can have (1..10^12 cents) is refused
+// before anything is recorded, like a malformed body.
+func checkPayment(b paymentBody) error {
+	switch {
+	case b.OrderNo == "":
+		return errBadOrderNo
+	case b.TradeNo == "" || len(b.TradeNo) > 64:
+		return errBadTradeNo
+	}
+	return model.CheckAmount(b.AmountCents, 1)
+}
+
 func (h *Handler) paymentNotify(w http.ResponseWriter, r *http.Request) {
 	body, err := h.signedBody(r)
 	if err != nil {
@@ -41,12 +54,12 @@ func (h *Handler) paymentNotify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b paymentBody
-	if json.Unmarshal(body, &b) != nil {
-		writeError(w, r, h.log, errBadJSON)
+	if err := decodeJSON(body, &b); err != nil {
+		writeError(w, r, h.log, err)
 		return
 	}
-	if b.OrderNo == "" || b.TradeNo == "" || len(b.TradeNo) > 64 || b.AmountCents <= 0 {
-		writeError(w, r, h.log, errBadPayment)
+	if err := checkPayment(b); err != nil {
+		writeError(w, r, h.log, err)
 		return
 	}
 	if _, err := h.uc.Orders.Pay(r.Context(), order.Payment{OrderNo: b.OrderNo, TradeNo: b.TradeNo, AmountCents: b.AmountCents}); err != nil {

@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -36,8 +35,8 @@ func (h *Handler) refundNotify(w http.ResponseWriter, r *http.Request) {
 		OutRequestNo string `json:"out_request_no"`
 		Status       string `json:"status"`
 	}
-	if json.Unmarshal(body, &b) != nil {
-		writeError(w, r, h.log, errBadJSON)
+	if err := decodeJSON(body, &b); err != nil {
+		writeError(w, r, h.log, err)
 		return
 	}
 	if b.OutRequestNo == "" || b.Status == "" {
@@ -52,12 +51,12 @@ func (h *Handler) refundNotify(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) refundOrder(w http.ResponseWriter, r *http.Request) {
-	no, err := h.uc.Orders.RefundFailed(r.Context(), r.PathValue("order_no"))
+	no, status, err := h.uc.Orders.RefundFailed(r.Context(), r.PathValue("order_no"))
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"order_no": r.PathValue("order_no"), "status": model.OrderRefunding.String(), "refund_no": no})
+	writeJSON(w, http.StatusOK, map[string]string{"order_no": r.PathValue("order_no"), "status": status.String(), "refund_no": no})
 }
 
 type refundView struct {

@@ -22,10 +22,36 @@ func decode(r *http.Request, dst any) error {
 	if err != nil {
 		return apperr.New(apperr.Invalid, "body_too_large", "request body is too large or unreadable")
 	}
-	if err := json.Unmarshal(body, dst); err != nil {
-		return errBadJSON
+	return decodeJSON(body, dst)
+}
+
+// fieldCodes is the error code of each request body field, answered when
+// the field holds the wrong JSON type or a number its Go type cannot hold
+// (beyond int64, fractional): the same code as a value out of its bound.
+var fieldCodes = map[string]string{
+	"name": "invalid_name", "balance_cents": "invalid_balance",
+	"sku": "invalid_sku", "kind": "invalid_kind", "price_cents": "invalid_price", "days": "invalid_days",
+	"credit_cents": "invalid_credit", "stock": "invalid_stock", "codes": "invalid_codes",
+	"product_id": "invalid_product", "quantity": "invalid_quantity", "user_id": "invalid_user_id",
+	"title": "invalid_title", "deadline": "invalid_deadline",
+	"order_no": "invalid_order_no", "trade_no": "invalid_trade_no", "amount_cents": "invalid_amount",
+	"out_request_no": "invalid_refund_notify", "status": "invalid_refund_notify",
+}
+
+// decodeJSON unmarshals a body; a field of the wrong type is answered with
+// that field's code, anything else that is not the JSON wanted with errBadJSON.
+func decodeJSON(body []byte, dst any) error {
+	err := json.Unmarshal(body, dst)
+	if err == nil {
+		return nil
 	}
-	return nil
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if code, ok := fieldCodes[te.Field]; ok {
+			return apperr.New(apperr.Invalid, code, te.Field+" cannot be a "+te.Value)
+		}
+	}
+	return errBadJSON
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
