@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"orderflow/apperr"
+	"orderflow/failpoint"
 	"orderflow/model"
 	"orderflow/stock"
 	"orderflow/tasks"
@@ -153,6 +154,9 @@ func (s *Service) restoreRedis(ctx context.Context, o *model.Order, flowType int
 // restoreCounter applies a restore flow known to be committed to the stock
 // counter; the per-order marker makes a second call a no-op.
 func (s *Service) restoreCounter(ctx context.Context, o *model.Order, flowType int) error {
+	if err := failpoint.Inject(failpoint.StockRestore, o.OrderNo); err != nil {
+		return err
+	}
 	_, err := s.stock.Restore(context.WithoutCancel(ctx), o.ProductID, o.OrderNo, flowType, o.Quantity, stock.MarkerTTL)
 	return err
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"orderflow/apperr"
+	"orderflow/failpoint"
 	"orderflow/model"
 	"orderflow/stock"
 
@@ -201,6 +203,7 @@ func (s *Service) takeStock(ctx context.Context, p *model.Product, qty int) erro
 		if err != nil {
 			return fmt.Errorf("rebuild stock counter for product %d: %w", p.ID, err)
 		}
+		_ = failpoint.Inject(failpoint.StockRebuildRead, strconv.FormatInt(p.ID, 10))
 		if err := s.stock.Init(ctx, p.ID, n); err != nil {
 			s.log.Warn("stock counter rebuild failed", zap.Int64("product_id", p.ID), zap.Error(err))
 			return nil
