@@ -63,7 +63,7 @@ func TestCounterHealsAfterATakeThatNeverCommitted(t *testing.T) {
 	buyer := newBuyers(t, s, "dead", 1)[0]
 	forceCounter(t, s, pid, keys)
 	// The dying process's take of every key: counted in Redis, never committed.
-	if out, err := stock.NewCounter(s.SC.Redis).Take(ctx, pid, keys); err != nil || out != stock.Taken {
+	if out, err := stock.NewCounter(s.SC.Redis).Take(ctx, pid, "dead-process", keys); err != nil || out != stock.Taken {
 		t.Fatalf("take: %v %v", out, err)
 	}
 	res, err := tryCreate(buyer, pid, 1)

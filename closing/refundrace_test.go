@@ -41,9 +41,16 @@ func TestStaleProviderStatusCannotHideAFailedRefund(t *testing.T) {
 	if err := s.UC.Refunds.Callback(ctx, stale.RefundNo, payclient.StatusFailed); err != nil {
 		t.Fatal(err)
 	}
-	// The execute run now records the provider's "processing" from before.
-	if err := s.SC.Store.NoteRefundProvider(ctx, stale.ID, payclient.StatusProcessing, "", time.Now()); err != nil {
+	// The execute run now records the provider's "processing" from before,
+	// naming what it read: processing under this number.
+	noted, err := s.SC.Store.NoteRefundProvider(ctx, model.ProviderNote{
+		ID: stale.ID, RefundNo: stale.RefundNo, From: stale.Status, Status: payclient.StatusProcessing, At: time.Now(),
+	})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if noted {
+		t.Errorf("a provider status written over a refund that left %s", stale.Status)
 	}
 	if r := refundsOf(t, s)[0]; r.Status != model.RefundManual || r.ProviderStatus != payclient.StatusFailed {
 		t.Errorf("after the callback and the stale write the refund is %s with provider status %q, want manual with %q",

@@ -59,7 +59,10 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, err
 	}
 	s.invalidate(ctx, o.ID, o.OrderNo)
 	if err := s.restoreRedis(ctx, o, model.FlowRefundRestore); err != nil {
-		s.log.Warn("stock counter restore failed; reconciliation repairs it", zap.String("order_no", orderNo), zap.Error(err))
+		// Nothing runs this call again: a create that finds the counter
+		// short checks the ledger and repairs it (checkShort), and
+		// reconciliation rebuilds it.
+		s.log.Warn("stock counter restore failed; the next short answer or reconciliation repairs it", zap.String("order_no", orderNo), zap.Error(err))
 	}
 	s.relay.Send(ctx, taskID)
 	s.log.Info("failed order refunded by operator", zap.String("order_no", orderNo))

@@ -35,11 +35,11 @@ func TestTakeThroughAStalledReplyTakesOnce(t *testing.T) {
 	}
 	// The first take loads the script, so the stalled call below is the
 	// EVALSHA that runs it, not a NOSCRIPT answer.
-	if out, err := c.Take(ctx, pid, 1); err != nil || out != stock.Taken {
+	if out, err := c.Take(ctx, pid, "warm-up", 1); err != nil || out != stock.Taken {
 		t.Fatalf("warm-up take: %v %v", out, err)
 	}
 	proxy.StallNextReply(rdb.(*redis.Client).Options().ReadTimeout + 500*time.Millisecond)
-	out, err := c.Take(ctx, pid, 1)
+	out, err := c.Take(ctx, pid, "stalled", 1)
 	t.Logf("take through a stalled reply: outcome %v, err %v", out, err)
 	n, err := direct.Get(ctx, stock.Key(pid)).Int64()
 	if err != nil {
