@@ -165,23 +165,29 @@ func (s *Service) restoreRedis(ctx context.Context, o *model.Order, flowType int
 
 // restoreCounter applies a restore flow known to be committed to the stock
 // counter; the per-order marker makes a second call a no-op. A missing
-// counter is rebuilt from the ledger now, which counts this committed flow
-// (a rebuild that read the ledger before the commit loses the CAS to this
-// one, or is overwritten by it).
+// counter is built from the ledger now, which counts this committed flow;
+// if another process built it first (perhaps from a count read before this
+// commit), the marker-guarded restore runs again on its counter.
 func (s *Service) restoreCounter(ctx context.Context, o *model.Order, flowType int) error {
 	ctx = context.WithoutCancel(ctx)
 	if err := failpoint.Inject(failpoint.StockRestore, o.OrderNo); err != nil {
 		return err
 	}
-	res, err := s.stock.Restore(ctx, o.ProductID, o.OrderNo, flowType, o.Quantity, stock.MarkerTTL)
-	if err != nil || res != stock.RestoreMissing {
-		return err
+	for range 3 {
+		res, err := s.stock.Restore(ctx, o.ProductID, o.OrderNo, flowType, o.Quantity, stock.MarkerTTL)
+		if err != nil || res != stock.RestoreMissing {
+			return err
+		}
+		p, err := s.product(ctx, o.ProductID)
+		if err != nil {
+			return err
+		}
+		built, err := s.stock.Build(ctx, p.ID, SnapshotFor(ctx, s.store, p, s.clock.Now()))
+		if err != nil || built {
+			return err
+		}
 	}
-	p, err := s.product(ctx, o.ProductID)
-	if err != nil {
-		return err
-	}
-	return s.stock.Resync(ctx, p.ID, SnapshotFor(ctx, s.store, p, s.clock.Now()))
+	return stock.ErrBusy
 }
 
 // RequeueCloses gives pending orders whose close task is gone (Redis lost

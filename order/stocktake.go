@@ -19,14 +19,15 @@ type stockTake struct {
 	taken bool // the counter handed the stock out; false: the database decides alone
 }
 
-// takeStock asks the Redis counter, rebuilding it from the database when it
+// takeStock asks the Redis counter, building it from the database when it
 // is missing, and checking the ledger before it trusts a short answer (see
 // checkShort). Redis being unreachable is not "sold out": the database
 // decides.
 func (s *Service) takeStock(ctx context.Context, p *model.Product, qty int) (stockTake, error) {
 	t := stockTake{token: newToken(), qty: qty}
+	take := s.stock.Take
 	for range 3 {
-		out, err := s.stock.Take(ctx, p.ID, t.token, qty)
+		out, err := take(ctx, p.ID, t.token, qty)
 		if err != nil {
 			s.log.Warn("stock counter unavailable; the database decides", zap.Int64("product_id", p.ID), zap.Error(err))
 			return t, nil
@@ -36,7 +37,7 @@ func (s *Service) takeStock(ctx context.Context, p *model.Product, qty int) (sto
 			t.taken = true
 			return t, nil
 		case stock.Missing:
-			if err := s.rebuildCounter(ctx, p); err != nil {
+			if err := s.buildCounter(ctx, p); err != nil {
 				s.log.Warn("stock counter rebuild failed; the database decides", zap.Int64("product_id", p.ID), zap.Error(err))
 				return t, nil
 			}
@@ -44,58 +45,72 @@ func (s *Service) takeStock(ctx context.Context, p *model.Product, qty int) (sto
 			switch s.checkShort(ctx, p, qty) {
 			case shortTrue:
 				return t, ErrOutOfStock
-			case shortUnrepaired:
-				return t, nil
+			case shortLedgerHasStock:
+				take = s.stock.TakeAnyway
 			}
 		}
 	}
 	return t, nil // the counter keeps changing under us: the database decides
 }
 
-// rebuildCounter builds a missing counter from the ledger, through the same
+// buildCounter builds a missing counter from the ledger, through the same
 // compare-and-set as every rebuild: a SETNX of a count read before a close
 // committed would drop that close's restore (it found no counter to add to).
-func (s *Service) rebuildCounter(ctx context.Context, p *model.Product) error {
+// If another process built it first, its counter stands.
+func (s *Service) buildCounter(ctx context.Context, p *model.Product) error {
 	snapshot := SnapshotFor(ctx, s.store, p, s.clock.Now())
-	return s.stock.Resync(ctx, p.ID, func() (int64, []stock.Restored, error) {
+	_, err := s.stock.Build(ctx, p.ID, func() (int64, []stock.Restored, error) {
 		n, restored, err := snapshot()
 		_ = failpoint.Inject(failpoint.StockRebuildRead, strconv.FormatInt(p.ID, 10))
 		return n, restored, err
 	})
+	return err
 }
 
 // What a short counter turned out to be.
 type shortVerdict int
 
 const (
-	shortTrue       shortVerdict = iota // the ledger agrees (or was not asked this interval)
-	shortRepaired                       // the counter was below the ledger and is reset: take again
-	shortUnrepaired                     // below the ledger, but Redis refused the reset: the database decides
+	shortTrue           shortVerdict = iota // the ledger agrees: out of stock
+	shortRepaired                           // the counter was below the ledger for a while and is reset: take again
+	shortLedgerHasStock                     // the ledger has stock: take anyway, the database decides
 )
 
 // checkShort asks the ledger whether a short counter is right, at most once
-// per product per ShortCheckInterval in this process: a fault (a process
-// dead between take and commit, a restore lost to a Redis error) can leave a
-// counter below the ledger, and without this it would answer out_of_stock
-// until the next rebuild.
+// per product per ShortCheckInterval in this process (ShortCheckInterval
+// says what happens between checks and when the counter is repaired).
 func (s *Service) checkShort(ctx context.Context, p *model.Product, qty int) shortVerdict {
-	if !s.shortChecks.allow(p.ID, s.clock.Now()) {
+	now := s.clock.Now()
+	if last, ok := s.shortChecks.recent(p.ID, now); ok {
+		if last.ledger >= int64(qty) {
+			return shortLedgerHasStock
+		}
 		return shortTrue
+	}
+	v, ok, err := s.stock.Get(ctx, p.ID)
+	if err != nil || !ok {
+		return shortLedgerHasStock // gone or unreachable: the loop rebuilds, or the database decides
 	}
 	n, err := s.store.SellableStock(ctx, p)
 	if err != nil {
 		s.log.Warn("short stock counter not checked against the ledger", zap.Int64("product_id", p.ID), zap.Error(err))
 		return shortTrue
 	}
+	prev, had := s.shortChecks.record(p.ID, now, n, n-v)
 	if n < int64(qty) {
 		return shortTrue
 	}
-	log := s.log.With(zap.Int64("product_id", p.ID), zap.Int64("ledger_stock", n))
-	if err := s.stock.Resync(ctx, p.ID, SnapshotFor(ctx, s.store, p, s.clock.Now())); err != nil {
-		log.Warn("stock counter below the ledger and not repaired; the database decides", zap.Error(err))
-		return shortUnrepaired
+	log := s.log.With(zap.Int64("product_id", p.ID), zap.Int64("ledger_stock", n), zap.Int64("counter", v))
+	if !had || prev.gap != n-v {
+		log.Info("stock counter short while the ledger has stock; the database decides")
+		return shortLedgerHasStock
 	}
-	log.Warn("stock counter was below the ledger; repaired from it")
+	if err := s.stock.Resync(ctx, p.ID, SnapshotFor(ctx, s.store, p, now)); err != nil {
+		log.Warn("stock counter below the ledger and not repaired; the database decides", zap.Error(err))
+		return shortLedgerHasStock
+	}
+	log.Warn("stock counter was below the ledger; repaired from it", zap.Int64("gap", n-v), zap.Duration("gap_seen_for", now.Sub(prev.at)))
+	s.shortChecks.record(p.ID, now, n, 0)
 	return shortRepaired
 }
 

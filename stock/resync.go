@@ -85,6 +85,28 @@ func (c *Counter) Resync(ctx context.Context, productID int64, snapshot func() (
 	return ErrBusy
 }
 
+// Build creates a missing counter from the database's count, through the
+// same compare-and-set: it writes only if the counter is still missing, and
+// reports false when another process built it first (a second writer would
+// erase the takes made since, and over-count them). Unlike a SETNX after a
+// count, it marks the restores its count includes.
+func (c *Counter) Build(ctx context.Context, productID int64, snapshot func() (int64, []Restored, error)) (bool, error) {
+	key := Key(productID)
+	if n, err := c.rdb.Exists(ctx, key).Result(); err != nil || n == 1 {
+		return false, err
+	}
+	n, restored, err := snapshot()
+	if err != nil {
+		return false, err
+	}
+	keys := []string{key}
+	for _, r := range restored {
+		keys = append(keys, RestoreMarkerKey(productID, r.OrderNo, r.FlowType))
+	}
+	ok, err := casScript.Run(ctx, c.rdb, keys, "", n, int(MarkerTTL.Seconds())).Int()
+	return ok == 1, err
+}
+
 // ErrBusy means the counter kept moving under a resync: it was left as it is
 // (takes and restores keep it close) for the next resync.
 var ErrBusy = errors.New("stock counter kept moving; left for the next resync")
