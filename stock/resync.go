@@ -42,21 +42,18 @@ const MarkerTTL = 72 * time.Hour
 // minutes of it.
 const RecentRestores = 30 * time.Minute
 
-// Resync sets the counter to the database's count: the one way a counter is
-// built or rebuilt (a create finding it missing, a restore finding it
-// missing, a short counter the ledger contradicts, reconciliation). A plain
-// SET — or a SETNX after a count — would erase a take or restore landing
-// between the database read and the write (an erased restore makes the
-// counter say "sold out" while keys are left), and would let a restore
-// committed before the read add itself again after it. So it reads the
-// counter, then the ledger snapshot (restores, then count), and in one
-// script writes only if the counter has not moved meanwhile, marking the
-// counted restores done. A restore onto a missing counter does not move it,
-// so it adds nothing and leaves no marker: its caller rebuilds through here
-// after its own commit, and of two rebuilds the CAS lets the later reader
-// win. What can remain is an over-count — a take counted in Redis but not
-// yet committed — which the database refuses and the next resync heals;
-// never an under-count.
+// Resync sets the counter to the database's count (reconciliation, a
+// create the database refused although the counter allowed it, a short
+// counter the ledger contradicted for a whole check interval). A plain SET
+// would erase a take or restore landing between the database read and the
+// write (an erased restore makes the counter say "sold out" while keys are
+// left), and would let a restore committed before the read add itself again
+// after it. So it reads the counter, then the ledger snapshot (restores,
+// then count), and in one script writes only if the counter has not moved
+// meanwhile, marking the counted restores done. What can remain is an
+// over-count — a take counted in Redis but not yet committed — which the
+// database refuses and the next resync heals; never an under-count. A
+// missing counter is built with Build instead.
 func (c *Counter) Resync(ctx context.Context, productID int64, snapshot func() (int64, []Restored, error)) error {
 	key := Key(productID)
 	for attempt := range 20 {
@@ -89,7 +86,10 @@ func (c *Counter) Resync(ctx context.Context, productID int64, snapshot func() (
 // same compare-and-set: it writes only if the counter is still missing, and
 // reports false when another process built it first (a second writer would
 // erase the takes made since, and over-count them). Unlike a SETNX after a
-// count, it marks the restores its count includes.
+// count it marks the restores its count includes, and a restore that found
+// no counter sets no marker but builds (or, beaten to it, restores again):
+// so a build from a count read before a close committed cannot drop that
+// close's stock.
 func (c *Counter) Build(ctx context.Context, productID int64, snapshot func() (int64, []Restored, error)) (bool, error) {
 	key := Key(productID)
 	if n, err := c.rdb.Exists(ctx, key).Result(); err != nil || n == 1 {
