@@ -49,7 +49,9 @@ func closeRow(orderNo string, gen int, expireAt, now time.Time) *model.OutboxRow
 // flow, in one transaction; then the Redis restore, driven by the committed
 // flow row and guarded by a per-order marker. A re-run after a crash between
 // the commit and Redis repairs the counter and never restores twice. It
-// reports whether this call closed the order.
+// reports whether this call closed the order; a Redis restore that failed
+// after the commit is an error too (errCounterNotRestored, with moved still
+// true), so the close task runs again and the re-run restores.
 func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, error) {
 	o, err := s.load(ctx, orderNo)
 	if err != nil {
