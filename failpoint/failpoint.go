@@ -5,7 +5,9 @@
 //	ORDERFLOW_FAILPOINTS="activate/after-claim=exit;activate/deliver=error@ORDERNO"
 //
 // Actions: exit (os.Exit(ExitCode) at once, like kill -9 mid-step), error
-// (Inject returns ErrInjected), sleep(<duration>) (then carry on), off.
+// (Inject returns ErrInjected), sleep(<duration>) (then carry on), pause
+// (in-process only: Inject blocks until Release; Reached tells a test it got
+// there, so two flows interleave in a chosen order), off.
 // "@key" limits a point to one object (an order or group number); "N*action"
 // fires N times and then disarms.
 package failpoint
@@ -38,6 +40,13 @@ const (
 	ActivateDeliver        = "activate/deliver"
 	GroupAfterClose        = "group/after-close"
 	GroupCharge            = "group/charge"
+	// StockRestore is the Redis step of a committed stock restore (close or
+	// refund), keyed by order number: "error" is a Redis error right after
+	// the commit.
+	StockRestore = "stock/restore"
+	// StockRebuildRead sits between a stock counter rebuild's ledger read and
+	// its Redis write, keyed by product ID.
+	StockRebuildRead = "stock/rebuild-read"
 )
 
 type point struct {
@@ -45,6 +54,17 @@ type point struct {
 	arg    time.Duration
 	key    string
 	count  int // remaining firings; <0 = unlimited
+
+	// pause only: closed when an Inject reaches the point, and by Release.
+	reached, release chan struct{}
+	reachedOnce      sync.Once
+	releaseOnce      sync.Once
+}
+
+func (p *point) unpause() {
+	if p.release != nil {
+		p.releaseOnce.Do(func() { close(p.release) })
+	}
 }
 
 var (
@@ -90,6 +110,9 @@ func Enable(name, action string) error {
 	switch {
 	case action == "exit" || action == "error":
 		p.action = action
+	case action == "pause":
+		p.action = action
+		p.reached, p.release = make(chan struct{}), make(chan struct{})
 	case action == "off":
 		Disable(name)
 		return nil
@@ -103,26 +126,55 @@ func Enable(name, action string) error {
 		return fmt.Errorf("failpoint %s: unknown action %q", name, action)
 	}
 	mu.Lock()
+	if old := points[name]; old != nil {
+		old.unpause()
+	}
 	points[name] = p
 	armed = true
 	mu.Unlock()
 	return nil
 }
 
-// Disable disarms one point.
+// Disable disarms one point (releasing any flow paused at it).
 func Disable(name string) {
 	mu.Lock()
+	if p := points[name]; p != nil {
+		p.unpause()
+	}
 	delete(points, name)
 	armed = len(points) > 0
 	mu.Unlock()
 }
 
-// Reset disarms every point.
+// Reset disarms every point (releasing every paused flow).
 func Reset() {
 	mu.Lock()
+	for _, p := range points {
+		p.unpause()
+	}
 	points = map[string]*point{}
 	armed = false
 	mu.Unlock()
+}
+
+// Reached is closed once a flow is paused at a point armed with "pause"
+// (nil, which never becomes ready, for any other point).
+func Reached(name string) <-chan struct{} {
+	mu.Lock()
+	defer mu.Unlock()
+	if p := points[name]; p != nil {
+		return p.reached
+	}
+	return nil
+}
+
+// Release lets every flow paused at a point go on.
+func Release(name string) {
+	mu.Lock()
+	defer mu.Unlock()
+	if p := points[name]; p != nil {
+		p.unpause()
+	}
 }
 
 // Inject is called by the product at a named point for one object (key).
@@ -143,6 +195,11 @@ func Inject(name, key string) error {
 	}
 	action, arg := p.action, p.arg
 	mu.Unlock()
+	if action == "pause" {
+		p.reachedOnce.Do(func() { close(p.reached) })
+		<-p.release
+		return nil
+	}
 	switch action {
 	case "exit":
 		fmt.Fprintf(os.Stderr, "failpoint %s fired for %s: exiting\n", name, key)

@@ -171,13 +171,30 @@ func (s *Store) CountRefundAttempt(ctx context.Context, id int64, at time.Time) 
 	return n, err
 }
 
-// NoteRefundProvider records the provider's last answer (or error) on a refund.
-func (s *Store) NoteRefundProvider(ctx context.Context, id int64, providerStatus, lastErr string, at time.Time) error {
-	if len(lastErr) > 255 {
-		lastErr = lastErr[:255]
+// ProviderNote is what an execute run learned from the provider about one
+// refund number: its status, or the error of the call.
+type ProviderNote struct {
+	ID       int64
+	RefundNo string // the out_request_no the run asked about
+	From     string // the refund status the run read (processing)
+	Status   string // the provider's status; "" after an error
+	LastErr  string
+	At       time.Time
+}
+
+// NoteRefundProvider records the provider's last answer (or error) on a
+// refund, only while it is still in n.From under n.RefundNo: a callback may
+// have moved it to manual with provider status failed meanwhile, or an
+// operator's retry given it a new number, and a stale "processing" written
+// over that would make the retry reuse a number the provider failed. false
+// means the refund moved on and nothing was written.
+func (s *Store) NoteRefundProvider(ctx context.Context, n ProviderNote) (bool, error) {
+	if len(n.LastErr) > 255 {
+		n.LastErr = n.LastErr[:255]
 	}
-	_, err := s.exec(ctx, `UPDATE refunds SET provider_status = ?, last_error = ?, updated_at = ? WHERE id = ?`, providerStatus, lastErr, at, id)
-	return err
+	rows, err := s.exec(ctx, `UPDATE refunds SET provider_status = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = ? AND refund_no = ?`,
+		n.Status, n.LastErr, n.At, n.ID, n.From, n.RefundNo)
+	return rows == 1, err
 }
 
 // RequeueRefund gives a processing refund whose task was lost a new task generation.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"orderflow/apperr"
+	"orderflow/failpoint"
 	"orderflow/model"
 	"orderflow/stock"
 	"orderflow/tasks"
@@ -39,7 +40,9 @@ func closeRow(orderNo string, gen int, expireAt, now time.Time) *model.OutboxRow
 // flow, in one transaction; then the Redis restore, driven by the committed
 // flow row and guarded by a per-order marker. A re-run after a crash between
 // the commit and Redis repairs the counter and never restores twice. It
-// reports whether this call closed the order.
+// reports whether this call closed the order; a Redis restore that failed
+// after the commit is an error too (errCounterNotRestored, with moved still
+// true), so the close task runs again and the re-run restores.
 func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, error) {
 	o, err := s.load(ctx, orderNo)
 	if err != nil {
@@ -83,9 +86,6 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 		// Never closed (paid, finished…): no flow to apply. This is what
 		// a paid order's close task costs — the one indexed read above.
 	}
-	if rerr != nil {
-		log.Warn("stock counter restore failed; the next run or reconciliation repairs it", zap.Error(rerr))
-	}
 	if moved {
 		s.invalidate(ctx, o.ID, o.OrderNo)
 		s.metrics.CloseSucceeded()
@@ -93,8 +93,18 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 	} else {
 		log.Info("order not pending; nothing to close", zap.Stringer("status", o.Status))
 	}
+	if rerr != nil {
+		// The close stands; its task fails so that asynq runs it again,
+		// and the re-run (the branch for closed orders above) restores.
+		log.Warn("stock counter restore failed; the close task runs again", zap.Error(rerr))
+		return moved, fmt.Errorf("close %s: %w: %w", orderNo, errCounterNotRestored, rerr)
+	}
 	return moved, nil
 }
+
+// errCounterNotRestored is a close that committed but whose Redis stock
+// restore failed: the order is closed, its counter not yet repaired.
+var errCounterNotRestored = errors.New("closed, stock counter not restored")
 
 // Cancel is the buyer's cancel: the close procedure, now.
 func (s *Service) Cancel(ctx context.Context, orderNo string, who Viewer) error {
@@ -109,6 +119,11 @@ func (s *Service) Cancel(ctx context.Context, orderNo string, who Viewer) error 
 		return ErrNotPending
 	}
 	closed, err := s.Close(ctx, orderNo, CloseCancelled)
+	if closed && errors.Is(err, errCounterNotRestored) {
+		// Cancelled. The order's close task, due at its expiry, restores
+		// the counter; until then a short answer asks the ledger.
+		err = nil
+	}
 	if err != nil {
 		return err
 	}
@@ -142,10 +157,30 @@ func (s *Service) restoreRedis(ctx context.Context, o *model.Order, flowType int
 }
 
 // restoreCounter applies a restore flow known to be committed to the stock
-// counter; the per-order marker makes a second call a no-op.
+// counter; the per-order marker makes a second call a no-op. A missing
+// counter is built from the ledger now, which counts this committed flow;
+// if another process built it first (perhaps from a count read before this
+// commit), the marker-guarded restore runs again on its counter.
 func (s *Service) restoreCounter(ctx context.Context, o *model.Order, flowType int) error {
-	_, err := s.stock.Restore(context.WithoutCancel(ctx), o.ProductID, o.OrderNo, flowType, o.Quantity, stock.MarkerTTL)
-	return err
+	ctx = context.WithoutCancel(ctx)
+	if err := failpoint.Inject(failpoint.StockRestore, o.OrderNo); err != nil {
+		return err
+	}
+	for range 3 {
+		res, err := s.stock.Restore(ctx, o.ProductID, o.OrderNo, flowType, o.Quantity, stock.MarkerTTL)
+		if err != nil || res != stock.RestoreMissing {
+			return err
+		}
+		p, err := s.product(ctx, o.ProductID)
+		if err != nil {
+			return err
+		}
+		built, err := s.stock.Build(ctx, p.ID, SnapshotFor(ctx, s.store, p, s.clock.Now()))
+		if err != nil || built {
+			return err
+		}
+	}
+	return stock.ErrBusy
 }
 
 // RequeueClose gives a pending order whose close task is not live (Redis

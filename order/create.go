@@ -9,7 +9,6 @@ import (
 
 	"orderflow/failpoint"
 	"orderflow/model"
-	"orderflow/stock"
 
 	"go.uber.org/zap"
 )
@@ -71,8 +70,9 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		return nil, err
 	}
 	limited := p.Kind == model.KindCard || p.Stock != nil
+	var take stockTake
 	if limited {
-		if err := s.takeStock(ctx, p, req.Quantity); err != nil {
+		if take, err = s.takeStock(ctx, p, req.Quantity); err != nil {
 			return nil, err
 		}
 		if err := failpoint.Inject(failpoint.CreateAfterStockTake, strconv.FormatInt(p.ID, 10)); err != nil {
@@ -119,7 +119,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 	}
 	if err != nil {
 		if limited {
-			s.undoStockTake(ctx, p, req.Quantity, errors.Is(err, ErrOutOfStock))
+			s.undoStockTake(ctx, p, take, errors.Is(err, ErrOutOfStock))
 		}
 		if errors.Is(err, ErrTooManyPending) || errors.Is(err, ErrOutOfStock) {
 			return nil, err
@@ -167,59 +167,4 @@ func lockStock(ctx context.Context, tx *model.Store, p *model.Product, o *model.
 		return ErrOutOfStock
 	}
 	return err
-}
-
-// takeStock asks the Redis counter, rebuilding it from the database when it
-// is missing. Redis being unreachable is not "sold out": the database decides.
-func (s *Service) takeStock(ctx context.Context, p *model.Product, qty int) error {
-	for range 2 {
-		out, err := s.stock.Take(ctx, p.ID, qty)
-		if err != nil {
-			s.log.Warn("stock counter unavailable; the database decides", zap.Int64("product_id", p.ID), zap.Error(err))
-			return nil
-		}
-		switch out {
-		case stock.Taken:
-			return nil
-		case stock.Short:
-			return ErrOutOfStock
-		}
-		n, err := s.store.SellableStock(ctx, p)
-		if err != nil {
-			return fmt.Errorf("rebuild stock counter for product %d: %w", p.ID, err)
-		}
-		if err := s.stock.Init(ctx, p.ID, n); err != nil {
-			s.log.Warn("stock counter rebuild failed", zap.Int64("product_id", p.ID), zap.Error(err))
-			return nil
-		}
-	}
-	return nil
-}
-
-// undoStockTake gives back what Redis handed out for a create that did not
-// commit. When the database said "out of stock" the counter was wrong, so it
-// is reset from the database instead.
-// SnapshotFor is the ledger side of a stock counter resync.
-func SnapshotFor(ctx context.Context, store *model.Store, p *model.Product, now time.Time) func() (int64, []stock.Restored, error) {
-	return func() (int64, []stock.Restored, error) {
-		n, flows, err := store.StockSnapshot(ctx, p, now.Add(-stock.RecentRestores))
-		restored := make([]stock.Restored, len(flows))
-		for i, f := range flows {
-			restored[i] = stock.Restored{OrderNo: f.OrderNo, FlowType: f.FlowType}
-		}
-		return n, restored, err
-	}
-}
-
-func (s *Service) undoStockTake(ctx context.Context, p *model.Product, qty int, counterWrong bool) {
-	ctx = context.WithoutCancel(ctx)
-	var err error
-	if counterWrong {
-		err = s.stock.Resync(ctx, p.ID, SnapshotFor(ctx, s.store, p, s.clock.Now()))
-	} else {
-		err = s.stock.Put(ctx, p.ID, qty)
-	}
-	if err != nil {
-		s.log.Warn("stock counter not restored; reconciliation will rebuild it", zap.Int64("product_id", p.ID), zap.Error(err))
-	}
 }

@@ -68,7 +68,10 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 	}
 	s.invalidate(ctx, o.ID, o.OrderNo)
 	if err := s.restoreRedis(ctx, o, model.FlowRefundRestore); err != nil {
-		s.log.Warn("stock counter restore failed; reconciliation repairs it", zap.String("order_no", orderNo), zap.Error(err))
+		// Nothing runs this call again: a create that finds the counter
+		// short checks the ledger and repairs it (checkShort), and
+		// reconciliation rebuilds it.
+		s.log.Warn("stock counter restore failed; the next short answer or reconciliation repairs it", zap.String("order_no", orderNo), zap.Error(err))
 	}
 	if free {
 		s.log.Info("failed free order refunded by operator; nothing to return", zap.String("order_no", orderNo))

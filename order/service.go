@@ -49,6 +49,8 @@ type Service struct {
 	metrics   *metrics.Metrics
 	set       Settings
 	products  *ttlcache.Cache[int64, model.Product]
+	// shortChecks rate-limits the ledger checks of short stock counters.
+	shortChecks *shortChecks
 }
 
 // Deps are what the service needs.
@@ -68,7 +70,7 @@ func New(d Deps, s Settings) *Service {
 	return &Service{
 		store: d.Store, rdb: d.Redis, stock: stock.NewCounter(d.Redis), relay: d.Relay,
 		inspector: d.Inspector, table: d.Tasks, clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s,
-		products: newProductCache(),
+		products: newProductCache(), shortChecks: newShortChecks(),
 	}
 }
 

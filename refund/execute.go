@@ -77,8 +77,13 @@ func (s *Service) apply(ctx context.Context, r *model.Refund, status string, log
 	case payclient.StatusFailed:
 		return s.toManual(ctx, r, "provider declared the refund failed", payclient.StatusFailed, log)
 	case payclient.StatusProcessing:
-		if err := s.store.NoteRefundProvider(ctx, r.ID, status, "", s.clock.Now()); err != nil {
+		noted, err := s.store.NoteRefundProvider(ctx, s.note(r, status, ""))
+		if err != nil {
 			return fmt.Errorf("refund %s: note status: %w", r.RefundNo, err)
+		}
+		if !noted {
+			log.Info("refund moved on while the provider was asked; nothing to note")
+			return nil
 		}
 		return errStillPaying
 	}
@@ -89,8 +94,12 @@ func (s *Service) apply(ctx context.Context, r *model.Refund, status string, log
 // refund goes to manual and the admin is alerted.
 func (s *Service) attemptFailed(ctx context.Context, r *model.Refund, attempts int, cause error, log *zap.Logger) error {
 	ctx = context.WithoutCancel(ctx)
-	if err := s.store.NoteRefundProvider(ctx, r.ID, "", cause.Error(), s.clock.Now()); err != nil {
+	noted, err := s.store.NoteRefundProvider(ctx, s.note(r, "", cause.Error()))
+	if err != nil {
 		log.Warn("could not record refund failure", zap.Error(err))
+	} else if !noted {
+		log.Info("refund moved on during a failed provider call; nothing to record", zap.Error(cause))
+		return nil
 	}
 	if attempts >= s.set.MaxAttempts {
 		if err := s.toManual(ctx, r, fmt.Sprintf("%d provider attempts failed; last: %v", attempts, cause), "", log); err != nil {
@@ -100,6 +109,13 @@ func (s *Service) attemptFailed(ctx context.Context, r *model.Refund, attempts i
 	}
 	log.Warn("refund attempt failed; retrying on schedule", zap.Int("attempt", attempts), zap.Error(cause))
 	return fmt.Errorf("refund %s attempt %d: %w", r.RefundNo, attempts, cause)
+}
+
+// note is a provider answer about r, written only while r is still
+// processing under the number this run used.
+func (s *Service) note(r *model.Refund, providerStatus, lastErr string) model.ProviderNote {
+	return model.ProviderNote{ID: r.ID, RefundNo: r.RefundNo, From: model.RefundProcessing,
+		Status: providerStatus, LastErr: lastErr, At: s.clock.Now()}
 }
 
 // complete moves a refund to succeeded and, when it was the order's last

@@ -20,6 +20,7 @@ type TCPProxy struct {
 	mu    sync.Mutex
 	ln    net.Listener
 	conns map[net.Conn]struct{}
+	stall time.Duration  // held back from the next reply, then cleared
 	wg    sync.WaitGroup // the accept loop and every copier
 }
 
@@ -96,8 +97,8 @@ func (p *TCPProxy) accept(ln net.Listener) {
 			return
 		}
 		p.wg.Add(2)
-		go p.pipe(in, out)
-		go p.pipe(out, in)
+		go p.pipe(in, out, true)
+		go p.pipe(out, in, false)
 	}
 }
 
@@ -118,9 +119,46 @@ func (p *TCPProxy) track(ln net.Listener, conns ...net.Conn) bool {
 	return true
 }
 
-func (p *TCPProxy) pipe(dst, src net.Conn) {
+// StallNextReply holds the next bytes the target sends back (on any
+// connection) for d before passing them on: the target has done the work,
+// the client waits past its read timeout — a stall, not an outage.
+func (p *TCPProxy) StallNextReply(d time.Duration) {
+	p.mu.Lock()
+	p.stall = d
+	p.mu.Unlock()
+}
+
+func (p *TCPProxy) takeStall() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.stall
+	p.stall = 0
+	return d
+}
+
+// pipe copies src to dst; reply is the target→client direction, the one a
+// stall holds back.
+func (p *TCPProxy) pipe(dst, src net.Conn, reply bool) {
 	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
+	if reply {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				if d := p.takeStall(); d > 0 {
+					time.Sleep(d)
+				}
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+	} else {
+		_, _ = io.Copy(dst, src)
+	}
 	// One direction ended: end the pair, as a dropped link would.
 	_ = dst.Close()
 	_ = src.Close()
