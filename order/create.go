@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"orderflow/failpoint"
 	"orderflow/model"
@@ -76,7 +75,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 			return nil, err
 		}
 		if err := failpoint.Inject(failpoint.CreateAfterStockTake, strconv.FormatInt(p.ID, 10)); err != nil {
-			s.undoStockTake(ctx, p, req.Quantity, false)
+			s.undoStockTake(ctx, p, take, false)
 			return nil, fmt.Errorf("create order for user %d: %w", req.UserID, err)
 		}
 	}
