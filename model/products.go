@@ -112,3 +112,10 @@ func (s *Store) LimitedProductIDs(ctx context.Context) ([]int64, error) {
 	err := s.all(ctx, &ids, `SELECT id FROM products WHERE kind = 'card' OR stock IS NOT NULL ORDER BY id`)
 	return ids, err
 }
+
+// LimitedProductsAfter pages the products whose stock is tracked, by id.
+func (s *Store) LimitedProductsAfter(ctx context.Context, afterID int64, limit int) ([]Product, error) {
+	var ps []Product
+	err := s.all(ctx, &ps, `SELECT * FROM products WHERE (kind = 'card' OR stock IS NOT NULL) AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
+	return ps, err
+}

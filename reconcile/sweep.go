@@ -14,6 +14,7 @@ import (
 	"orderflow/order"
 	"orderflow/outbox"
 	"orderflow/refund"
+	"orderflow/stock"
 	"orderflow/tasks"
 
 	"github.com/hibiken/asynq"
@@ -41,6 +42,7 @@ type Sweeper struct {
 	Orders  *order.Service
 	Refunds *refund.Service
 	Groups  *group.Service
+	Stock   *stock.Counter
 	Metrics *metrics.Metrics
 	Clock   clock.Clock
 	Log     *zap.Logger

@@ -3,13 +3,17 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"orderflow/metrics"
 	"orderflow/model"
+	"orderflow/order"
+	"orderflow/stock"
 	"orderflow/tasks"
 
 	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
 )
 
 // Sweep kinds, as named in the pass report.
@@ -22,6 +26,7 @@ const (
 	KindGroupsClosed  = "groups_closed"
 	KindNotifications = "notifications_pending"
 	KindOutbox        = "outbox_old"
+	KindStockCounters = "stock_counters"
 )
 
 // sweepKind is one kind of non-terminal object: its name, the task type
@@ -43,6 +48,7 @@ func (s *Sweeper) kinds() []sweepKind {
 		{KindGroupsClosed, tasks.TypeGroupSettle, s.objectWalk(tasks.TypeGroupSettle, s.groups(model.GroupClosed))},
 		{KindNotifications, tasks.TypeNotifyDeliver, s.notifications},
 		{KindOutbox, "", s.oldOutbox},
+		{KindStockCounters, "", s.stockCounters},
 	}
 }
 
@@ -179,4 +185,68 @@ func (s *Sweeper) oldOutbox(ctx context.Context, w walkAt) (metrics.SweepKind, m
 			return count, cur, false, nil
 		}
 	}
+}
+
+// stockCounters: a limited product's Redis counter that differs from the
+// ledger by the same amount at two passes in a row is reset from it (the
+// compare-and-set resync). A gap that outlasts a pass is no take in flight
+// but a fault — a process killed between its take and its commit, a restore
+// Redis refused, a replica that lost writes — and the create's own short
+// check only sees a counter that runs out, not one that is merely low or
+// high. A missing counter is left alone: the next take builds it.
+func (s *Sweeper) stockCounters(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+	var count metrics.SweepKind
+	cur := w.cur
+	for {
+		ps, err := s.Store.LimitedProductsAfter(ctx, cur.ID, s.Page)
+		if err != nil {
+			return count, cur, false, err
+		}
+		for i := range ps {
+			p := &ps[i]
+			count.Checked++
+			repaired, err := s.checkCounter(ctx, p, w.start)
+			if err != nil {
+				return count, cur, false, fmt.Errorf("product %d: %w", p.ID, err)
+			}
+			if repaired {
+				count.Requeued++
+			}
+			cur = model.Cursor{ID: p.ID}
+		}
+		if len(ps) < s.Page {
+			return count, model.Cursor{}, true, nil
+		}
+		if w.spent() {
+			return count, cur, false, nil
+		}
+	}
+}
+
+// gapMemory is how long a pass's gap is remembered for the next pass.
+func (s *Sweeper) gapMemory() time.Duration { return max(6*s.Budget, time.Minute) }
+
+func (s *Sweeper) checkCounter(ctx context.Context, p *model.Product, now time.Time) (bool, error) {
+	v, ok, err := s.Stock.Get(ctx, p.ID)
+	if err != nil || !ok {
+		return false, err
+	}
+	n, err := s.Store.SellableStock(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	gap := n - v
+	prev, had, err := s.Stock.NoteGap(ctx, p.ID, gap, s.gapMemory())
+	if err != nil || gap == 0 || !had || prev != gap {
+		return false, err
+	}
+	if err := s.Stock.Resync(ctx, p.ID, order.SnapshotFor(ctx, s.Store, p, now)); err != nil {
+		if errors.Is(err, stock.ErrBusy) {
+			return false, nil // moving: the next pass looks again
+		}
+		return false, err
+	}
+	s.Log.Warn("stock counter differed from the ledger for a whole pass; reset from it",
+		zap.Int64("product_id", p.ID), zap.Int64("ledger_stock", n), zap.Int64("counter", v))
+	return true, nil
 }

@@ -52,7 +52,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	groups := group.New(group.Deps{Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector, Tasks: s.Tasks, Clock: s.Clock, Log: s.Log})
 	sweeper := &reconcile.Sweeper{
 		Store: s.Store, Redis: s.Redis, Relay: relay, Asynq: s.Asynq, Tasks: s.Tasks,
-		Orders: orders, Refunds: refunds, Groups: groups, Metrics: m, Clock: s.Clock, Log: s.Log,
+		Orders: orders, Refunds: refunds, Groups: groups, Stock: stock.NewCounter(s.Redis), Metrics: m, Clock: s.Clock, Log: s.Log,
 		Page: c.SweepPageSize, Budget: c.SweepInterval.D() / 2,
 		RelayInterval: c.RelayInterval.D(), NotifyInterval: c.NotifyInterval.D(),
 	}
