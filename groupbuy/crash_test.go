@@ -82,13 +82,14 @@ func TestDatabaseCutDuringChargeRollsBackThenRetrySettles(t *testing.T) {
 
 	// Only the worker goes through the proxy; the test reads the ledger directly.
 	cfg, proxy := behindProxy(t, s.Config)
-	// 8 s: long enough for the test to see it on a machine busy with other suites.
-	w := testenv.StartChildWorker(t, queueBin, cfg, failpoint.GroupCharge+"=1*sleep(8s)@"+g.no)
+	// 12 s: long enough for the test to see it on a machine busy with other
+	// suites (8 s was missed once in a CI run, the test's polls starved).
+	w := testenv.StartChildWorker(t, queueBin, cfg, failpoint.GroupCharge+"=1*sleep(12s)@"+g.no)
 
 	// The charge transaction is open: the close is committed, and a
 	// transaction holding the uncommitted CLOSED→SETTLED claim sleeps at the
-	// failpoint (the only writer on this database for those 8 s).
-	testenv.Eventually(t, 20*time.Second, "the charge transaction open on the ledger", func() (bool, error) {
+	// failpoint (the only writer on this database for those 12 s).
+	testenv.Eventually(t, 30*time.Second, "the charge transaction open on the ledger", func() (bool, error) {
 		st := g.row(t).Status
 		return st == model.GroupClosed && openWriteTxs(t, s) > 0, fmt.Errorf("group %s", st)
 	})
