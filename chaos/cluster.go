@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -381,14 +382,20 @@ var recoveryMarkers = []struct{ label, msg string }{
 	{"claims lost before finalize", "claim lost before finalize"},
 	{"paid orders re-queued", "paid order had no live task; re-queued"},
 	{"refunds re-queued", "processing refund had no live task; re-queued"},
-	{"groups re-queued", "due group had no live settle task; re-queued"},
 	{"settlements kept in Redis (ledger down)", "ledger is unreachable; kept in the pending set"},
 	{"exhausted settlements flushed", "exhausted settlement written to the ledger"},
 	{"epoch-triggered reconciliations", "Redis epoch marker was missing"},
+	{"missed periodic slots run at start", "periodic slot was missed"},
 	{"outbox rows drained by the poller", "outbox drained by poller"},
 	{"refunds to manual", "refund moved to manual"},
-	{"orders failed (attempts)", "activation attempts exhausted"},
+	{"orders failed", `"order failed"`},
+	{"short counters repaired at create", "stock counter was below the ledger; repaired from it"},
+	{"counters reset by the sweep", "stock counter differed from the ledger for a whole pass"},
+	{"close restores run again", "stock counter restore failed; the close task runs again"},
 }
+
+// sweptRE reads how many objects a sweep pass re-queued from its log line.
+var sweptRE = regexp.MustCompile(`"sweep pass".*?"requeued":\s*(\d+)`)
 
 // recoveries counts, over every orderflow log, how often each repair path ran.
 func (c *cluster) recoveries() map[string]int {
@@ -402,6 +409,11 @@ func (c *cluster) recoveries() map[string]int {
 		for _, m := range recoveryMarkers {
 			if n := strings.Count(text, m.msg); n > 0 {
 				out[m.label] += n
+			}
+		}
+		for _, m := range sweptRE.FindAllStringSubmatch(text, -1) {
+			if n, _ := strconv.Atoi(m[1]); n > 0 {
+				out["objects re-queued by the sweep"] += n
 			}
 		}
 	}
