@@ -60,5 +60,5 @@ browser:
 FUZZTIME ?= 60s
 fuzz:
 	./scripts/services.sh
-	$(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) ./api/handler/
-	$(GO) test -run '^$$' -fuzz '^FuzzPaymentNotify$$' -fuzztime $(FUZZTIME) ./api/handler/
+	$(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./api/handler/
+	$(GO) test -run '^$$' -fuzz '^FuzzPaymentNotify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./api/handler/
