@@ -20,7 +20,7 @@ import (
 // ledgerTables are counted before and after a batch of refused requests.
 var ledgerTables = []string{
 	"orders", "payments", "events", "wallet_entries", "outbox", "order_effects", "refunds",
-	"users", "products", "card_keys", "stock_flows", "idempotency_keys", "notifications",
+	"users", "products", "card_keys", "stock_flows", "idempotency_keys", "notifications", "held_payments",
 }
 
 // ledgerState is everything a refused request must leave alone.
