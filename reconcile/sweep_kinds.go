@@ -72,66 +72,64 @@ func (s *Sweeper) objectWalk(taskType string, page pageFunc) func(context.Contex
 	}
 }
 
+// objectsOf maps a page of rows to the walk's objects: every kind's page
+// has this one shape, a kind only says what one row's object is.
+func objectsOf[T any](rows []T, err error, of func(*T) object) ([]object, error) {
+	out := make([]object, len(rows))
+	for i := range rows {
+		out[i] = of(&rows[i])
+	}
+	return out, err
+}
+
+// orderCursor is where an order sits in the orders' keyset.
+func orderCursor(o *model.Order) model.Cursor { return model.Cursor{At: o.UpdatedAt, ID: o.ID} }
+
 // pendingOrders: a pending order's close task, due at its expiry.
 func (s *Sweeper) pendingOrders(ctx context.Context, w walkAt, limit int) ([]object, error) {
 	orders, err := s.Store.OrdersPage(ctx, model.OrderPending, w.start, w.cur, limit)
-	out := make([]object, len(orders))
-	for i := range orders {
-		o := &orders[i]
-		out[i] = object{cur: model.Cursor{At: o.UpdatedAt, ID: o.ID}, taskID: tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen),
+	return objectsOf(orders, err, func(o *model.Order) object {
+		return object{cur: orderCursor(o), taskID: tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen),
 			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.RequeueClose(ctx, o) }}
-	}
-	return out, err
+	})
 }
 
 // paidOrders: a paid order's activation task.
 func (s *Sweeper) paidOrders(ctx context.Context, w walkAt, limit int) ([]object, error) {
 	orders, err := s.Store.OrdersPage(ctx, model.OrderPaid, w.start, w.cur, limit)
-	out := make([]object, len(orders))
-	for i := range orders {
-		o := &orders[i]
-		out[i] = object{cur: model.Cursor{At: o.UpdatedAt, ID: o.ID}, taskID: tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen),
+	return objectsOf(orders, err, func(o *model.Order) object {
+		return object{cur: orderCursor(o), taskID: tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen),
 			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.RequeueActivation(ctx, o) }}
-	}
-	return out, err
+	})
 }
 
 // stuckClaims: a claim older than the claim timeout is reset whatever its
 // task's state (no activation runs that long), as the recovery always did.
 func (s *Sweeper) stuckClaims(ctx context.Context, w walkAt, limit int) ([]object, error) {
 	orders, err := s.Store.OrdersPage(ctx, model.OrderClaimed, s.Orders.ClaimCutoff(), w.cur, limit)
-	out := make([]object, len(orders))
-	for i := range orders {
-		o := &orders[i]
-		out[i] = object{cur: model.Cursor{At: o.UpdatedAt, ID: o.ID},
+	return objectsOf(orders, err, func(o *model.Order) object {
+		return object{cur: orderCursor(o),
 			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.ResetStuckClaim(ctx, o) }}
-	}
-	return out, err
+	})
 }
 
 // processingRefunds: a processing refund's execute task.
 func (s *Sweeper) processingRefunds(ctx context.Context, w walkAt, limit int) ([]object, error) {
 	refunds, err := s.Store.RefundsPage(ctx, model.RefundProcessing, w.start, w.cur, limit)
-	out := make([]object, len(refunds))
-	for i := range refunds {
-		r := &refunds[i]
-		out[i] = object{cur: model.Cursor{At: r.UpdatedAt, ID: r.ID}, taskID: tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen),
+	return objectsOf(refunds, err, func(r *model.Refund) object {
+		return object{cur: model.Cursor{At: r.UpdatedAt, ID: r.ID}, taskID: tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen),
 			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Refunds.RequeueExecute(ctx, r) }}
-	}
-	return out, err
+	})
 }
 
 // groups: an OPEN or CLOSED group's settle task, due at its deadline.
 func (s *Sweeper) groups(status string) pageFunc {
 	return func(ctx context.Context, w walkAt, limit int) ([]object, error) {
 		groups, err := s.Store.GroupsPage(ctx, status, w.cur, limit)
-		out := make([]object, len(groups))
-		for i := range groups {
-			g := &groups[i]
-			out[i] = object{cur: model.Cursor{At: g.Deadline, ID: g.ID}, taskID: tasks.ID(tasks.TypeGroupSettle, g.GroupNo, g.SettleGen),
+		return objectsOf(groups, err, func(g *model.Group) object {
+			return object{cur: model.Cursor{At: g.Deadline, ID: g.ID}, taskID: tasks.ID(tasks.TypeGroupSettle, g.GroupNo, g.SettleGen),
 				requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Groups.RequeueSettle(ctx, g) }}
-		}
-		return out, err
+		})
 	}
 }
 
