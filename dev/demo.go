@@ -27,6 +27,10 @@ type demo struct {
 	buyer  string
 	seeded *Seeded
 	out    io.Writer
+	// unpaidDone closes when the left-unpaid step is over: the late-payment
+	// step reads the card stock after it, so the other pending order's
+	// key is not counted as locked or not depending on which closed first.
+	unpaidDone chan struct{}
 }
 
 // RunDemo tells a short story through the running system s — its order TTL
@@ -42,6 +46,7 @@ func RunDemo(ctx context.Context, s *System, out io.Writer) error {
 		api:   &client{base: s.APIURL, http: hc},
 		pay:   &paysim.Client{BaseURL: s.PaysimURL, Secret: s.Config.PaySecret, HTTP: hc},
 		admin: s.AdminToken, buyer: s.Seeded.BuyerToken, seeded: s.Seeded, out: out,
+		unpaidDone: make(chan struct{}),
 	}
 	// The unpaid order, the late payment and the group-buy wait on clocks;
 	// they run side by side with the quick ones.
@@ -157,6 +162,7 @@ func (d *demo) stock(ctx context.Context) (int64, error) {
 }
 
 func (d *demo) leftUnpaid(ctx context.Context) (string, error) {
+	defer close(d.unpaidDone)
 	o, err := d.create(ctx, d.seeded.CardProductID)
 	if err != nil {
 		return "", err
@@ -186,6 +192,11 @@ func (d *demo) paidLate(ctx context.Context) (string, error) {
 	})
 	if err != nil {
 		return "", err
+	}
+	select {
+	case <-d.unpaidDone:
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
 	stock, err := d.stock(ctx)
 	return fmt.Sprintf("%s  closed, then trade %s arrived (answered %d): recorded, not delivered; refund %s %s for %d cents; card stock now %d",
