@@ -39,7 +39,7 @@ SEED ?= 42
 chaos: build
 	$(GO) run ./cmd/chaos -seed $(SEED) -bin bin
 
-## chaos-short: the fast-tier chaos run (< 2 min; also run by `go test ./chaos/`)
+## chaos-short: the fast-tier chaos run (< 2 min; also run by `go test ./tests/chaos/`)
 chaos-short: build
 	$(GO) run ./cmd/chaos -short -seed $(SEED) -bin bin
 
@@ -50,7 +50,7 @@ audit:
 ## test-cluster: the end-to-end activation on a private 3-master Redis Cluster (heavy; build tag cluster)
 test-cluster:
 	./scripts/services.sh
-	$(GO) test -race -tags cluster -count=1 -timeout 10m -v ./operate/ -run Cluster
+	$(GO) test -race -tags cluster -count=1 -timeout 10m -v ./tests/operations/ -run Cluster
 
 ## browser: headless Chromium loads the asynqmon dashboard with the admin token; screenshot in tmp/monitoring.png
 browser:

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"time"
 
-	"orderflow/apperr"
+	"orderflow/internal/domain/apperr"
 )
 
 // The bounds on money, time and counts: the one place each rule is written.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"orderflow/apperr"
+	"orderflow/internal/domain/apperr"
 	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"

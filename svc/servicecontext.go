@@ -3,9 +3,9 @@ package svc
 import (
 	"errors"
 
-	"orderflow/clock"
+	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/tasks"
 	"orderflow/model"
-	"orderflow/tasks"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"

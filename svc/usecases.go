@@ -4,17 +4,17 @@ import (
 	"net/http"
 	"time"
 
-	"orderflow/account"
-	"orderflow/catalog"
-	"orderflow/group"
-	"orderflow/metrics"
-	"orderflow/notify"
-	"orderflow/order"
-	"orderflow/outbox"
-	"orderflow/payclient"
-	"orderflow/reconcile"
-	"orderflow/refund"
-	"orderflow/stock"
+	"orderflow/internal/domain/account"
+	"orderflow/internal/domain/catalog"
+	"orderflow/internal/domain/group"
+	"orderflow/internal/domain/order"
+	"orderflow/internal/domain/reconcile"
+	"orderflow/internal/domain/refund"
+	"orderflow/internal/infra/metrics"
+	"orderflow/internal/infra/notify"
+	"orderflow/internal/infra/outbox"
+	"orderflow/internal/infra/payclient"
+	"orderflow/internal/infra/stock"
 )
 
 // UseCases are the aggregates' services both binaries call.

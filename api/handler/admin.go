@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"orderflow/apperr"
-	"orderflow/catalog"
+	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/catalog"
 	"orderflow/model"
 )
 

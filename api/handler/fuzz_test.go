@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"orderflow/api/handler"
+	"orderflow/internal/infra/sign"
 	"orderflow/internal/testenv"
-	"orderflow/sign"
 )
 
 // fuzzRoute is one endpoint the fuzzer drives with an arbitrary body (and,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"orderflow/apperr"
+	"orderflow/internal/domain/apperr"
 )
 
 var errBadDeadline = apperr.New(apperr.Invalid, "invalid_deadline", "deadline must be an RFC 3339 time")

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"orderflow/apperr"
+	"orderflow/internal/domain/apperr"
 )
 
 type ctxKey int

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"orderflow/apperr"
-	"orderflow/order"
+	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/order"
 )
 
 var errBadProduct = apperr.New(apperr.Invalid, "invalid_product", "product_id must be a positive integer")

@@ -4,10 +4,10 @@ import (
 	"io"
 	"net/http"
 
-	"orderflow/apperr"
+	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/order"
+	"orderflow/internal/infra/sign"
 	"orderflow/model"
-	"orderflow/order"
-	"orderflow/sign"
 )
 
 var (

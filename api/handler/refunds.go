@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"strconv"
 
-	"orderflow/apperr"
-	"orderflow/metrics"
+	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/order"
+	"orderflow/internal/infra/metrics"
 	"orderflow/model"
-	"orderflow/order"
 )
 
 var errBadRefundNotify = apperr.New(apperr.Invalid, "invalid_refund_notify", "out_request_no and status are required")

@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 
-	"orderflow/apperr"
+	"orderflow/internal/domain/apperr"
 
 	"go.uber.org/zap"
 )

@@ -5,9 +5,9 @@ package handler
 import (
 	"net/http"
 
-	"orderflow/health"
-	"orderflow/metrics"
-	"orderflow/profiling"
+	"orderflow/internal/infra/health"
+	"orderflow/internal/infra/metrics"
+	"orderflow/internal/infra/profiling"
 	"orderflow/svc"
 
 	"go.uber.org/zap"

@@ -18,7 +18,7 @@ import (
 	"os"
 	"time"
 
-	"orderflow/audit"
+	"orderflow/internal/audit"
 
 	"github.com/redis/go-redis/v9"
 )

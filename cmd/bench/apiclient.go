@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"time"
 
-	"orderflow/paysim"
-	"orderflow/sign"
+	"orderflow/internal/infra/sign"
+	"orderflow/internal/paysim"
 )
 
 // apiClient speaks orderflow's HTTP API the way a shop front end and the

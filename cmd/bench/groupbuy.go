@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"orderflow/account"
+	"orderflow/internal/domain/account"
 )
 
 // GroupResult is one group-buy's settlement at its deadline.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"orderflow/stock"
+	"orderflow/internal/infra/stock"
 
 	"github.com/redis/go-redis/v9"
 )

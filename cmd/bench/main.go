@@ -31,7 +31,7 @@ import (
 	"syscall"
 	"time"
 
-	"orderflow/paysim"
+	"orderflow/internal/paysim"
 	"orderflow/svc"
 
 	"github.com/redis/go-redis/v9"

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"sync"
 
-	"orderflow/paysim"
+	"orderflow/internal/paysim"
 )
 
 // simHandler serves the in-process payment simulator. The simulator needs

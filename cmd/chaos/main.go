@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"orderflow/chaos"
+	"orderflow/tests/chaos"
 )
 
 func main() {

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"orderflow/dev"
+	"orderflow/internal/devmode"
 )
 
 func main() {
@@ -41,7 +41,7 @@ func run(args []string) error {
 }
 
 func runDev(args []string) error {
-	opt := dev.DefaultOptions()
+	opt := devmode.DefaultOptions()
 	fs := flag.NewFlagSet("orderflow dev", flag.ContinueOnError)
 	fs.StringVar(&opt.DataDir, "data", envOr("ORDERFLOW_DEV_DATA", opt.DataDir), "data directory: the SQLite ledger and the remembered tokens (ORDERFLOW_DEV_DATA)")
 	fs.StringVar(&opt.APIAddr, "api", envOr("ORDERFLOW_API_ADDR", opt.APIAddr), "API and dashboard listen address (ORDERFLOW_API_ADDR)")
@@ -54,7 +54,7 @@ func runDev(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	sys, err := dev.Start(ctx, opt)
+	sys, err := devmode.Start(ctx, opt)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func runDev(args []string) error {
 	return nil
 }
 
-func printBanner(s *dev.System) {
+func printBanner(s *devmode.System) {
 	state := "a new ledger"
 	if s.Restarted {
 		state = "the ledger from the last run (reconciliation re-creates the tasks Redis lost)"
@@ -106,21 +106,21 @@ func runDemo(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(data)
-	opt := dev.DefaultOptions()
+	opt := devmode.DefaultOptions()
 	opt.DataDir = data
 	opt.APIAddr, opt.WorkerAddr, opt.PaysimAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	opt.Environ = append(os.Environ(), "ORDERFLOW_ORDER_TTL="+dev.DemoOrderTTL.String(), "ORDERFLOW_LOG_LEVEL=error")
+	opt.Environ = append(os.Environ(), "ORDERFLOW_ORDER_TTL="+devmode.DemoOrderTTL.String(), "ORDERFLOW_LOG_LEVEL=error")
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	sys, err := dev.Start(ctx, opt)
+	sys, err := devmode.Start(ctx, opt)
 	if err != nil {
 		return err
 	}
 	defer sys.Close(context.Background())
 	fmt.Printf("orderflow demo: a fresh system (SQLite ledger, embedded Redis) at %s; orders wait %v for payment\n\n",
-		sys.APIURL, dev.DemoOrderTTL)
+		sys.APIURL, devmode.DemoOrderTTL)
 	began := time.Now()
-	if err := dev.RunDemo(ctx, sys, os.Stdout); err != nil {
+	if err := devmode.RunDemo(ctx, sys, os.Stdout); err != nil {
 		return err
 	}
 	fmt.Printf("\nThe story took %v. `go run ./cmd/orderflow dev` keeps a system running to try it yourself.\n", time.Since(began).Round(100*time.Millisecond))

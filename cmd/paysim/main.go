@@ -30,7 +30,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"orderflow/paysim"
+	"orderflow/internal/paysim"
 	"orderflow/svc"
 )
 

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"orderflow/internal/domain/reconcile"
+	"orderflow/internal/infra/tasks"
 	"orderflow/model"
-	"orderflow/reconcile"
-	"orderflow/tasks"
 
 	"github.com/hibiken/asynq"
 )

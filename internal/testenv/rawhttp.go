@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"orderflow/sign"
+	"orderflow/internal/infra/sign"
 )
 
 // Send sends body exactly as given (nil: no body) and returns the status and

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"orderflow/api/handler"
-	"orderflow/paysim"
+	"orderflow/internal/paysim"
 	"orderflow/queue/worker"
 	"orderflow/svc"
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"orderflow/dev"
+	"orderflow/internal/devmode"
 	"orderflow/model"
 	"orderflow/svc"
 
@@ -150,7 +150,7 @@ func EmbeddedConfig(t testing.TB) svc.Config {
 	if err != nil {
 		t.Fatalf("testenv: migrate: %v", err)
 	}
-	m, err := dev.StartRedis("127.0.0.1:0")
+	m, err := devmode.StartRedis("127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"orderflow/clock"
-	"orderflow/tasks"
+	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/tasks"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"orderflow/clock"
+	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/tasks"
 	"orderflow/svc"
-	"orderflow/tasks"
 
 	"github.com/robfig/cron/v3"
 

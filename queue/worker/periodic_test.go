@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"orderflow/clock"
+	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/tasks"
 	"orderflow/internal/testenv"
 	"orderflow/queue/worker"
-	"orderflow/tasks"
 
 	"github.com/hibiken/asynq"
 )

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 
-	"orderflow/group"
-	"orderflow/order"
+	"orderflow/internal/domain/group"
+	"orderflow/internal/domain/order"
 
+	"orderflow/internal/infra/tasks"
 	"orderflow/svc"
-	"orderflow/tasks"
 
 	"github.com/hibiken/asynq"
 	"go.uber.org/zap"

@@ -9,12 +9,12 @@ import (
 	"sync"
 	"time"
 
-	"orderflow/health"
-	"orderflow/metrics"
-	"orderflow/profiling"
-	"orderflow/reconcile"
+	"orderflow/internal/domain/reconcile"
+	"orderflow/internal/infra/health"
+	"orderflow/internal/infra/metrics"
+	"orderflow/internal/infra/profiling"
+	"orderflow/internal/infra/tasks"
 	"orderflow/svc"
-	"orderflow/tasks"
 
 	"github.com/hibiken/asynq"
 	"go.uber.org/zap"

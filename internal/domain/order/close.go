@@ -1,0 +1,206 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"orderflow/internal/domain/apperr"
+	"orderflow/internal/infra/failpoint"
+	"orderflow/internal/infra/stock"
+	"orderflow/internal/infra/tasks"
+	"orderflow/model"
+
+	"go.uber.org/zap"
+)
+
+// Close reasons.
+const (
+	CloseExpired   = "expired"
+	CloseCancelled = "buyer cancel"
+	CloseReconcile = "reconcile"
+)
+
+// ErrNotPending is a cancel of an order that is no longer pending.
+var ErrNotPending = apperr.New(apperr.Conflict, "invalid_status", "only a pending order can be cancelled")
+
+// errNotExpired is a close task that fired before the order's expiry.
+var errNotExpired = errors.New("order not expired yet")
+
+// closeRow is the outbox row that closes an order at its expiry (rounded
+// up to asynq's whole second by the row builder).
+func closeRow(orderNo string, gen int, expireAt, now time.Time) *model.OutboxRow {
+	return model.TaskRow(tasks.ID(tasks.TypeOrderClose, orderNo, gen), tasks.TypeOrderClose,
+		tasks.Encode(tasks.OrderPayload{OrderNo: orderNo, Gen: gen}), expireAt, now)
+}
+
+// Close runs the close procedure: pending→closed, the order's LOCKED keys
+// →RECYCLED (or a limited product's stock returned) and the type-3 stock
+// flow, in one transaction; then the Redis restore, driven by the committed
+// flow row and guarded by a per-order marker. A re-run after a crash between
+// the commit and Redis repairs the counter and never restores twice. It
+// reports whether this call closed the order; a Redis restore that failed
+// after the commit is an error too (errCounterNotRestored, with moved still
+// true), so the close task runs again and the re-run restores.
+func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, error) {
+	o, err := s.load(ctx, orderNo)
+	if err != nil {
+		return false, err
+	}
+	log := s.log.With(zap.String("order_no", orderNo), zap.String("reason", reason))
+	now := s.clock.Now()
+	if o.Status == model.OrderPending && reason == CloseExpired && now.Before(o.ExpireAt) {
+		return false, fmt.Errorf("close %s: %w (expires %s)", orderNo, errNotExpired, o.ExpireAt.Format(time.RFC3339Nano))
+	}
+	var moved bool
+	if o.Status == model.OrderPending {
+		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
+			moved, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+				From: model.OrderPending, To: model.OrderClosed, Reason: reason, At: now,
+				Set: map[string]any{"closed_at": now},
+			})
+			if err != nil || !moved {
+				return err
+			}
+			if err := tx.ReleasePendingSlot(ctx, o.UserID); err != nil {
+				return err
+			}
+			return releaseStock(ctx, tx, o, model.FlowCloseRestore, now)
+		})
+		if err != nil {
+			s.metrics.CloseFailed()
+			return false, fmt.Errorf("close %s: %w", orderNo, err)
+		}
+	}
+	var rerr error
+	switch {
+	case moved:
+		// This call committed the restore flow: no need to read it back.
+		rerr = s.restoreCounter(ctx, o, model.FlowCloseRestore)
+	case o.Status == model.OrderPending || o.ClosedAt != nil:
+		// Closed by someone else, now or before: repair the counter if
+		// that closer died between its commit and Redis.
+		rerr = s.restoreRedis(ctx, o, model.FlowCloseRestore)
+	default:
+		// Never closed (paid, finished…): no flow to apply. This is what
+		// a paid order's close task costs — the one indexed read above.
+	}
+	if moved {
+		s.invalidate(ctx, o.ID, o.OrderNo)
+		s.metrics.CloseSucceeded()
+		log.Info("order closed; stock released")
+	} else {
+		log.Info("order not pending; nothing to close", zap.Stringer("status", o.Status))
+	}
+	if rerr != nil {
+		// The close stands; its task fails so that asynq runs it again,
+		// and the re-run (the branch for closed orders above) restores.
+		log.Warn("stock counter restore failed; the close task runs again", zap.Error(rerr))
+		return moved, fmt.Errorf("close %s: %w: %w", orderNo, errCounterNotRestored, rerr)
+	}
+	return moved, nil
+}
+
+// errCounterNotRestored is a close that committed but whose Redis stock
+// restore failed: the order is closed, its counter not yet repaired.
+var errCounterNotRestored = errors.New("closed, stock counter not restored")
+
+// Cancel is the buyer's cancel: the close procedure, now.
+func (s *Service) Cancel(ctx context.Context, orderNo string, who Viewer) error {
+	o, err := s.load(ctx, orderNo)
+	if err != nil {
+		return err
+	}
+	if !who.Admin && o.UserID != who.UserID {
+		return ErrNotFound
+	}
+	if o.Status != model.OrderPending {
+		return ErrNotPending
+	}
+	closed, err := s.Close(ctx, orderNo, CloseCancelled)
+	if closed && errors.Is(err, errCounterNotRestored) {
+		// Cancelled. The order's close task, due at its expiry, restores
+		// the counter; until then a short answer asks the ledger.
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	if !closed {
+		return ErrNotPending // paid or closed between our read and the close
+	}
+	return nil
+}
+
+// releaseStock gives an order's stock back in the ledger and records the
+// flow: card keys LOCKED→RECYCLED, or a limited product's stock column.
+func releaseStock(ctx context.Context, tx *model.Store, o *model.Order, flowType int, now time.Time) error {
+	if o.Kind == model.KindCard {
+		if _, err := tx.RecycleCards(ctx, o.ID, now); err != nil {
+			return err
+		}
+	} else if err := tx.ReturnProductStock(ctx, o.ProductID, o.Quantity); err != nil {
+		return err
+	}
+	_, err := tx.InsertStockFlow(ctx, o.ProductID, o.ID, flowType, o.Quantity, now)
+	return err
+}
+
+// restoreRedis applies a committed restore flow to the stock counter once.
+func (s *Service) restoreRedis(ctx context.Context, o *model.Order, flowType int) error {
+	has, err := s.store.HasStockFlow(context.WithoutCancel(ctx), o.ID, flowType)
+	if err != nil || !has {
+		return err
+	}
+	return s.restoreCounter(ctx, o, flowType)
+}
+
+// restoreCounter applies a restore flow known to be committed to the stock
+// counter; the per-order marker makes a second call a no-op. A missing
+// counter is built from the ledger now, which counts this committed flow;
+// if another process built it first (perhaps from a count read before this
+// commit), the marker-guarded restore runs again on its counter.
+func (s *Service) restoreCounter(ctx context.Context, o *model.Order, flowType int) error {
+	ctx = context.WithoutCancel(ctx)
+	if err := failpoint.Inject(failpoint.StockRestore, o.OrderNo); err != nil {
+		return err
+	}
+	for range 3 {
+		res, err := s.stock.Restore(ctx, o.ProductID, o.OrderNo, flowType, o.Quantity, stock.MarkerTTL)
+		if err != nil || res != stock.RestoreMissing {
+			return err
+		}
+		p, err := s.product(ctx, o.ProductID)
+		if err != nil {
+			return err
+		}
+		built, err := s.stock.Build(ctx, p.ID, SnapshotFor(ctx, s.store, p, s.clock.Now()))
+		if err != nil || built {
+			return err
+		}
+	}
+	return stock.ErrBusy
+}
+
+// RequeueClose gives a pending order whose close task is not live (Redis
+// lost it, or asynq archived it after its retries) a new close generation,
+// due at the order's expiry, or at once if that has passed. A nil row means
+// the order had moved on. The sweep sends the row.
+func (s *Service) RequeueClose(ctx context.Context, o *model.Order) (*model.OutboxRow, error) {
+	row := closeRow(o.OrderNo, o.CloseGen+1, o.ExpireAt, s.clock.Now())
+	var ok bool
+	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		if ok, err = tx.BumpCloseGen(ctx, o.ID, o.CloseGen+1); err != nil || !ok {
+			return err
+		}
+		return tx.InsertOutbox(ctx, row)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("requeue close of %s: %w", o.OrderNo, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	return row, nil
+}

@@ -1,0 +1,210 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"orderflow/internal/domain/refund"
+	"orderflow/model"
+
+	"go.uber.org/zap"
+)
+
+// Payment is a provider's payment notification.
+type Payment struct {
+	OrderNo     string
+	TradeNo     string
+	AmountCents int64
+}
+
+// PayResult says what a notification did.
+type PayResult struct {
+	Disposition string // model.Payment* — applied, late, duplicate, mismatch, held
+	Repeat      bool   // the trade was already recorded (for this order, or held for it)
+}
+
+// Pay records a payment. A matching payment for a pending order moves it
+// pending→paid and queues its activation in the same transaction; a trade
+// already recorded for another order is held for an operator (held.go);
+// anything else is recorded for refund and never delivered.
+func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
+	now := s.clock.Now()
+	var rec recorded
+	var err error
+	for _, careful := range []bool{false, true} {
+		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
+			rec, err = s.record(ctx, tx, p, now, careful)
+			return err
+		})
+		// The expected case met a trade already recorded or an order moved
+		// meanwhile: its transaction rolled back; look again, carefully.
+		if careful || !(model.IsDuplicate(err) || errors.Is(err, model.ErrUnmet)) {
+			break
+		}
+	}
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("pay order %s trade %s: %w", p.OrderNo, p.TradeNo, err)
+	}
+	log := s.log.With(zap.String("order_no", p.OrderNo), zap.String("trade_no", p.TradeNo))
+	res := rec.result
+	switch {
+	case res.Repeat:
+		log.Info("payment notification repeated; already recorded")
+	case res.Disposition == model.PaymentApplied:
+		log.Info("order paid")
+		s.invalidate(ctx, rec.orderID, p.OrderNo)
+		s.relay.SendRows(ctx, rec.activateTask)
+	case res.Disposition == model.PaymentHeld:
+		log.Warn("payment held for an operator: its trade already pays another order; not delivered, not refunded",
+			zap.String("paid_order_no", rec.paidOrderNo), zap.Int64("amount_cents", p.AmountCents))
+	default:
+		log.Warn("payment recorded for refund, not delivered", zap.String("disposition", res.Disposition))
+		s.invalidate(ctx, rec.orderID, p.OrderNo)
+		s.relay.Send(ctx, rec.refundTask)
+	}
+	return &res, nil
+}
+
+// recorded is what one payment's transaction did, for the work after its commit.
+type recorded struct {
+	result       PayResult
+	orderID      int64
+	activateTask *model.OutboxRow // applied: the activation's outbox row
+	refundTask   string           // recorded for refund: the refund's task ID
+	paidOrderNo  string           // held: the order the trade already pays
+}
+
+// record is Pay's transaction. Unless careful, the expected case (pending
+// order, right amount) is written without waiting for answers (payExpected).
+func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now time.Time, careful bool) (recorded, error) {
+	var rec recorded
+	o, err := tx.OrderByNo(ctx, p.OrderNo)
+	if errors.Is(err, model.ErrNotFound) {
+		return rec, ErrNotFound
+	}
+	if err != nil {
+		return rec, err
+	}
+	rec.orderID = o.ID
+	pay := &model.Payment{TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
+	if !careful && o.Status == model.OrderPending && pay.AmountCents == o.AmountCents {
+		rec.result.Disposition = model.PaymentApplied
+		return rec, s.payExpected(ctx, tx, o, pay, &rec.activateTask)
+	}
+	inserted, err := tx.InsertPayment(ctx, pay)
+	if err != nil {
+		return rec, err
+	}
+	if !inserted {
+		return rec, s.tradeRecorded(ctx, tx, o, pay, &rec)
+	}
+	rec.result.Disposition, err = s.applyPayment(ctx, tx, o, pay, &rec.activateTask)
+	if err != nil || rec.result.Disposition == model.PaymentApplied {
+		return rec, err
+	}
+	if err := tx.SetPaymentDisposition(ctx, p.TradeNo, rec.result.Disposition); err != nil {
+		return rec, err
+	}
+	rec.refundTask, err = refund.Open(ctx, tx, o, pay.TradeNo, pay.AmountCents, rec.result.Disposition, now)
+	return rec, err
+}
+
+// applyPayment decides what a newly recorded payment does to its order.
+func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment, task **model.OutboxRow) (string, error) {
+	now := pay.CreatedAt
+	if pay.AmountCents != o.AmountCents {
+		return model.PaymentMismatch, s.notifyAdmin(ctx, tx, "payment-mismatch:"+pay.TradeNo, "payment_mismatch",
+			"Payment amount does not match order "+o.OrderNo,
+			fmt.Sprintf("order %s expects %d cents; trade %s paid %d cents; the payment is refunded, nothing delivered",
+				o.OrderNo, o.AmountCents, pay.TradeNo, pay.AmountCents))
+	}
+	if o.Status == model.OrderClosed {
+		return s.refundLate(ctx, tx, o, now)
+	}
+	if o.Status != model.OrderPending {
+		return dispositionFor(o.Status), nil
+	}
+	gen := o.ActivateGen + 1
+	moved, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, paidMove(pay, gen))
+	if err != nil {
+		return "", err
+	}
+	if !moved {
+		// Someone moved it between our read and our UPDATE (close, or
+		// another trade): read the committed truth and classify again.
+		cur, err := tx.OrderByID(ctx, o.ID)
+		if err != nil {
+			return "", err
+		}
+		if cur.Status == model.OrderClosed {
+			return s.refundLate(ctx, tx, cur, now)
+		}
+		return dispositionFor(cur.Status), nil
+	}
+	return model.PaymentApplied, s.queueActivation(ctx, tx, o, gen, now, task)
+}
+
+// payExpected is the common case — a new trade for a pending order, the
+// amount right — written without waiting for answers: the payment, the move,
+// the slot release and the activation's outbox row travel with the COMMIT in
+// one round trip after the order's read (on MariaDB). A trade already recorded (duplicate key) or an
+// order moved meanwhile (ErrUnmet) fails the transaction, and Pay looks again
+// on the careful path.
+func (s *Service) payExpected(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment, task **model.OutboxRow) error {
+	if err := tx.RecordPayment(ctx, pay); err != nil {
+		return err
+	}
+	gen := o.ActivateGen + 1
+	if err := tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, paidMove(pay, gen)); err != nil {
+		return err
+	}
+	return s.queueActivation(ctx, tx, o, gen, pay.CreatedAt, task)
+}
+
+// paidMove is pending→paid by a payment, entering activation generation gen.
+func paidMove(pay *model.Payment, gen int) model.OrderMove {
+	return model.OrderMove{
+		From: model.OrderPending, To: model.OrderPaid, Reason: "payment", At: pay.CreatedAt, NextGen: gen,
+		Set: map[string]any{"trade_no": pay.TradeNo, "paid_at": pay.CreatedAt},
+	}
+}
+
+// queueActivation follows a payment's move: the buyer's pending slot is free
+// again, and the activation's outbox row commits with the move.
+func (s *Service) queueActivation(ctx context.Context, tx *model.Store, o *model.Order, gen int, now time.Time, task **model.OutboxRow) error {
+	if err := tx.ReleasePendingSlot(ctx, o.UserID); err != nil {
+		return err
+	}
+	*task = activateRow(o.OrderNo, gen, now)
+	return tx.InsertOutbox(ctx, *task)
+}
+
+// refundLate moves a closed order to refunding: the payment came after the
+// close, so the money goes back and the order is never delivered.
+func (s *Service) refundLate(ctx context.Context, tx *model.Store, o *model.Order, now time.Time) (string, error) {
+	moved, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+		From: model.OrderClosed, To: model.OrderRefunding, Reason: "payment after close", At: now,
+	})
+	if err != nil {
+		return "", err
+	}
+	if !moved {
+		return model.PaymentDuplicate, nil
+	}
+	return model.PaymentLate, nil
+}
+
+// dispositionFor classifies a matching payment for an order that is not
+// pending (and not closed): another trade already paid it, or it is already
+// being refunded after a late payment.
+func dispositionFor(st model.OrderStatus) string {
+	if st == model.OrderRefunding || st == model.OrderRefunded {
+		return model.PaymentLate
+	}
+	return model.PaymentDuplicate
+}

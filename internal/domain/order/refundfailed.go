@@ -1,0 +1,83 @@
+package order
+
+import (
+	"context"
+	"fmt"
+
+	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/refund"
+	"orderflow/model"
+
+	"go.uber.org/zap"
+)
+
+// Errors of the operator refund.
+var (
+	ErrNotFailed        = apperr.New(apperr.Conflict, "invalid_status", "only a failed order can be refunded by an operator")
+	ErrAlreadyDelivered = apperr.New(apperr.Conflict, "already_delivered", "this order's effect was applied; retry it to finish instead of refunding")
+)
+
+// RefundFailed is the operator's refund of a failed order: failed→refunding,
+// its LOCKED keys recycled (stock flow type 4) and its payment refunded, in
+// one transaction; then the Redis stock restore. A free order (amount 0, no
+// trade) has no money to return: it moves failed→refunding→refunded at once,
+// its stock released the same way, with no refund record. It returns the
+// refund's number ("" for a free order) and the status the order is left in.
+func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, model.OrderStatus, error) {
+	o, err := s.load(ctx, orderNo)
+	if err != nil {
+		return "", 0, err
+	}
+	free := o.TradeNo == nil && o.AmountCents == 0
+	if o.Status != model.OrderFailed || (o.TradeNo == nil && !free) {
+		return "", 0, ErrNotFailed
+	}
+	delivered, err := s.store.HasEffect(ctx, o.ID)
+	if err != nil {
+		return "", 0, fmt.Errorf("refund order %s: %w", orderNo, err)
+	}
+	if delivered {
+		return "", 0, ErrAlreadyDelivered
+	}
+	now := s.clock.Now()
+	var moved bool
+	var taskID string
+	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		moved, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+			From: model.OrderFailed, To: model.OrderRefunding, Reason: "operator refund", At: now,
+		})
+		if err != nil || !moved {
+			return err
+		}
+		if err := releaseStock(ctx, tx, o, model.FlowRefundRestore, now); err != nil {
+			return err
+		}
+		if free {
+			return tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, model.OrderMove{
+				From: model.OrderRefunding, To: model.OrderRefunded, Reason: "free: nothing to return", At: now,
+			})
+		}
+		taskID, err = refund.Open(ctx, tx, o, *o.TradeNo, o.AmountCents, model.RefundReasonOperator, now)
+		return err
+	})
+	if err != nil {
+		return "", 0, fmt.Errorf("refund order %s: %w", orderNo, err)
+	}
+	if !moved {
+		return "", 0, ErrNotFailed
+	}
+	s.invalidate(ctx, o.ID, o.OrderNo)
+	if err := s.restoreRedis(ctx, o, model.FlowRefundRestore); err != nil {
+		// Nothing runs this call again: a create that finds the counter
+		// short checks the ledger and repairs it (checkShort), and
+		// reconciliation rebuilds it.
+		s.log.Warn("stock counter restore failed; the next short answer or reconciliation repairs it", zap.String("order_no", orderNo), zap.Error(err))
+	}
+	if free {
+		s.log.Info("failed free order refunded by operator; nothing to return", zap.String("order_no", orderNo))
+		return "", model.OrderRefunded, nil
+	}
+	s.relay.Send(ctx, taskID)
+	s.log.Info("failed order refunded by operator", zap.String("order_no", orderNo))
+	return refund.Number(o.OrderNo, *o.TradeNo), model.OrderRefunding, nil
+}

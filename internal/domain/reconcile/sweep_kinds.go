@@ -1,0 +1,250 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"orderflow/internal/domain/order"
+	"orderflow/internal/infra/metrics"
+	"orderflow/internal/infra/stock"
+	"orderflow/internal/infra/tasks"
+	"orderflow/model"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
+)
+
+// Sweep kinds, as named in the pass report.
+const (
+	KindOrdersPending = "orders_pending"
+	KindOrdersPaid    = "orders_paid"
+	KindOrdersClaimed = "orders_claimed"
+	KindRefunds       = "refunds_processing"
+	KindGroupsOpen    = "groups_open"
+	KindGroupsClosed  = "groups_closed"
+	KindNotifications = "notifications_pending"
+	KindOutbox        = "outbox_old"
+	KindStockCounters = "stock_counters"
+)
+
+// sweepKind is one kind of non-terminal object: its name, the task type
+// that moves it ("" when none is asked for) and its walk.
+type sweepKind struct {
+	name     string
+	taskType string
+	walk     func(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error)
+}
+
+// kinds is every kind of non-terminal object, in walk order.
+func (s *Sweeper) kinds() []sweepKind {
+	return []sweepKind{
+		{KindOrdersPending, tasks.TypeOrderClose, s.objectWalk(tasks.TypeOrderClose, s.pendingOrders)},
+		{KindOrdersPaid, tasks.TypeOrderActivate, s.objectWalk(tasks.TypeOrderActivate, s.paidOrders)},
+		{KindOrdersClaimed, tasks.TypeOrderActivate, s.objectWalk(tasks.TypeOrderActivate, s.stuckClaims)},
+		{KindRefunds, tasks.TypeRefundExecute, s.objectWalk(tasks.TypeRefundExecute, s.processingRefunds)},
+		{KindGroupsOpen, tasks.TypeGroupSettle, s.objectWalk(tasks.TypeGroupSettle, s.groups(model.GroupOpen))},
+		{KindGroupsClosed, tasks.TypeGroupSettle, s.objectWalk(tasks.TypeGroupSettle, s.groups(model.GroupClosed))},
+		{KindNotifications, tasks.TypeNotifyDeliver, s.notifications},
+		{KindOutbox, "", s.oldOutbox},
+		{KindStockCounters, "", s.stockCounters},
+	}
+}
+
+// SweptTypes is the task types whose objects the sweep re-queues when their
+// task is not live: the types whose exhaustion ends in the sweep's hands.
+func (s *Sweeper) SweptTypes() map[string]bool {
+	out := map[string]bool{}
+	for _, k := range s.kinds() {
+		if k.taskType != "" && k.taskType != tasks.TypeNotifyDeliver {
+			out[k.taskType] = true
+		}
+	}
+	return out
+}
+
+type pageFunc func(ctx context.Context, w walkAt, limit int) ([]object, error)
+
+func (s *Sweeper) objectWalk(taskType string, page pageFunc) func(context.Context, walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+	return func(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+		return s.walkObjects(ctx, taskType, w, page)
+	}
+}
+
+// objectsOf maps a page of rows to the walk's objects: every kind's page
+// has this one shape, a kind only says what one row's object is.
+func objectsOf[T any](rows []T, err error, of func(*T) object) ([]object, error) {
+	out := make([]object, len(rows))
+	for i := range rows {
+		out[i] = of(&rows[i])
+	}
+	return out, err
+}
+
+// orderCursor is where an order sits in the orders' keyset.
+func orderCursor(o *model.Order) model.Cursor { return model.Cursor{At: o.UpdatedAt, ID: o.ID} }
+
+// pendingOrders: a pending order's close task, due at its expiry.
+func (s *Sweeper) pendingOrders(ctx context.Context, w walkAt, limit int) ([]object, error) {
+	orders, err := s.Store.OrdersPage(ctx, model.OrderPending, w.start, w.cur, limit)
+	return objectsOf(orders, err, func(o *model.Order) object {
+		return object{cur: orderCursor(o), taskID: tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen),
+			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.RequeueClose(ctx, o) }}
+	})
+}
+
+// paidOrders: a paid order's activation task.
+func (s *Sweeper) paidOrders(ctx context.Context, w walkAt, limit int) ([]object, error) {
+	orders, err := s.Store.OrdersPage(ctx, model.OrderPaid, w.start, w.cur, limit)
+	return objectsOf(orders, err, func(o *model.Order) object {
+		return object{cur: orderCursor(o), taskID: tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen),
+			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.RequeueActivation(ctx, o) }}
+	})
+}
+
+// stuckClaims: a claim older than the claim timeout is reset whatever its
+// task's state (no activation runs that long), as the recovery always did.
+func (s *Sweeper) stuckClaims(ctx context.Context, w walkAt, limit int) ([]object, error) {
+	orders, err := s.Store.OrdersPage(ctx, model.OrderClaimed, s.Orders.ClaimCutoff(), w.cur, limit)
+	return objectsOf(orders, err, func(o *model.Order) object {
+		return object{cur: orderCursor(o),
+			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.ResetStuckClaim(ctx, o) }}
+	})
+}
+
+// processingRefunds: a processing refund's execute task.
+func (s *Sweeper) processingRefunds(ctx context.Context, w walkAt, limit int) ([]object, error) {
+	refunds, err := s.Store.RefundsPage(ctx, model.RefundProcessing, w.start, w.cur, limit)
+	return objectsOf(refunds, err, func(r *model.Refund) object {
+		return object{cur: model.Cursor{At: r.UpdatedAt, ID: r.ID}, taskID: tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen),
+			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Refunds.RequeueExecute(ctx, r) }}
+	})
+}
+
+// groups: an OPEN or CLOSED group's settle task, due at its deadline.
+func (s *Sweeper) groups(status string) pageFunc {
+	return func(ctx context.Context, w walkAt, limit int) ([]object, error) {
+		groups, err := s.Store.GroupsPage(ctx, status, w.cur, limit)
+		return objectsOf(groups, err, func(g *model.Group) object {
+			return object{cur: model.Cursor{At: g.Deadline, ID: g.ID}, taskID: tasks.ID(tasks.TypeGroupSettle, g.GroupNo, g.SettleGen),
+				requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Groups.RequeueSettle(ctx, g) }}
+		})
+	}
+}
+
+// notifications: pending notifications have one task, the delivery round of
+// the notification job's current slot; the sweep queues that slot's ID (a
+// duplicate is refused, so this only adds a round the schedule missed).
+func (s *Sweeper) notifications(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+	var count metrics.SweepKind
+	n, err := s.Store.CountUndelivered(ctx)
+	if err != nil || n == 0 {
+		return count, model.Cursor{}, err == nil, err
+	}
+	count.Checked = int(n)
+	slot := w.start.Truncate(s.NotifyInterval)
+	task, err := s.Tasks.NewTask(tasks.TypeNotifyDeliver, tasks.PeriodicID(tasks.TypeNotifyDeliver, slot), nil, time.Time{})
+	if err != nil {
+		return count, model.Cursor{}, false, err
+	}
+	_, err = s.Asynq.EnqueueContext(ctx, task)
+	switch {
+	case err == nil:
+		count.Requeued = 1
+	case errors.Is(err, asynq.ErrTaskIDConflict):
+		err = nil
+	}
+	return count, model.Cursor{}, err == nil, err
+}
+
+// oldOutbox: rows older than two relay periods are rows the relay's poller
+// should have moved and did not; the sweep pushes them itself, paged by id.
+func (s *Sweeper) oldOutbox(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+	var count metrics.SweepKind
+	cur := w.cur
+	before := w.start.Add(-2 * s.RelayInterval)
+	for {
+		rows, err := s.Store.OutboxOlderPage(ctx, before, cur.ID, s.Page)
+		if err != nil {
+			return count, cur, false, err
+		}
+		count.Checked += len(rows)
+		n, err := s.Relay.Resend(ctx, rows)
+		count.Requeued += n
+		if err != nil {
+			return count, cur, false, err
+		}
+		if len(rows) < s.Page {
+			return count, model.Cursor{}, true, nil
+		}
+		cur = model.Cursor{ID: rows[len(rows)-1].ID}
+		if w.spent() {
+			return count, cur, false, nil
+		}
+	}
+}
+
+// stockCounters: a limited product's Redis counter that differs from the
+// ledger by the same amount at two passes in a row is reset from it (the
+// compare-and-set resync). A gap that outlasts a pass is no take in flight
+// but a fault — a process killed between its take and its commit, a restore
+// Redis refused, a replica that lost writes — and the create's own short
+// check only sees a counter that runs out, not one that is merely low or
+// high. A missing counter is left alone: the next take builds it.
+func (s *Sweeper) stockCounters(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+	var count metrics.SweepKind
+	cur := w.cur
+	for {
+		ps, err := s.Store.LimitedProductsAfter(ctx, cur.ID, s.Page)
+		if err != nil {
+			return count, cur, false, err
+		}
+		for i := range ps {
+			p := &ps[i]
+			count.Checked++
+			repaired, err := s.checkCounter(ctx, p, w.start)
+			if err != nil {
+				return count, cur, false, fmt.Errorf("product %d: %w", p.ID, err)
+			}
+			if repaired {
+				count.Requeued++
+			}
+			cur = model.Cursor{ID: p.ID}
+		}
+		if len(ps) < s.Page {
+			return count, model.Cursor{}, true, nil
+		}
+		if w.spent() {
+			return count, cur, false, nil
+		}
+	}
+}
+
+// gapMemory is how long a pass's gap is remembered for the next pass.
+func (s *Sweeper) gapMemory() time.Duration { return max(6*s.Budget, time.Minute) }
+
+func (s *Sweeper) checkCounter(ctx context.Context, p *model.Product, now time.Time) (bool, error) {
+	v, ok, err := s.Stock.Get(ctx, p.ID)
+	if err != nil || !ok {
+		return false, err
+	}
+	n, err := s.Store.SellableStock(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	gap := n - v
+	prev, had, err := s.Stock.NoteGap(ctx, p.ID, gap, s.gapMemory())
+	if err != nil || gap == 0 || !had || prev != gap {
+		return false, err
+	}
+	if err := s.Stock.Resync(ctx, p.ID, order.SnapshotFor(ctx, s.Store, p, now)); err != nil {
+		if errors.Is(err, stock.ErrBusy) {
+			return false, nil // moving: the next pass looks again
+		}
+		return false, err
+	}
+	s.Log.Warn("stock counter differed from the ledger for a whole pass; reset from it",
+		zap.Int64("product_id", p.ID), zap.Int64("ledger_stock", n), zap.Int64("counter", v))
+	return true, nil
+}

@@ -1,0 +1,197 @@
+package refund
+
+import (
+	"context"
+	"fmt"
+
+	"orderflow/internal/infra/payclient"
+	"orderflow/model"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
+)
+
+// Execute runs one refund:execute task. While the provider may already hold
+// the refund (a call timed out, or it said processing) it asks before it
+// sends; the provider dedups a resend under the same number anyway. Only
+// sends count toward the attempt budget: a failed question just waits for
+// the next try (asynq's budget, then reconciliation, bound it).
+func (s *Service) Execute(ctx context.Context, refundNo string, gen int) error {
+	r, err := s.store.RefundByNo(ctx, refundNo)
+	if err != nil {
+		return fmt.Errorf("refund %s: load: %w: %w", refundNo, err, asynq.SkipRetry)
+	}
+	log := s.log.With(zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo))
+	if r.Status != model.RefundProcessing || gen < r.TaskGen {
+		log.Info("refund needs nothing from this task; skipping", zap.String("status", r.Status), zap.Int("gen", gen))
+		return nil
+	}
+	if r.ProviderStatus == payclient.StatusProcessing {
+		// Active query: the provider accepted it; ask until final. Not an attempt.
+		st, found, err := s.provider.Query(ctx, r.RefundNo)
+		if err != nil || !found {
+			return fmt.Errorf("refund %s: query: %v", r.RefundNo, orNotFound(err, found))
+		}
+		return s.apply(ctx, r, st, log)
+	}
+	if r.Attempts > 0 {
+		// An earlier send's outcome is unknown: ask before sending again. A
+		// failed question is not a failed refund attempt: it only delays.
+		st, found, err := s.provider.Query(ctx, r.RefundNo)
+		if err != nil {
+			return fmt.Errorf("refund %s: query before resend: %w", r.RefundNo, err)
+		}
+		if found {
+			return s.apply(ctx, r, st, log)
+		}
+	}
+	attempts, err := s.store.CountRefundAttempt(ctx, r.ID, s.clock.Now())
+	if err != nil {
+		return fmt.Errorf("refund %s: count attempt: %w", r.RefundNo, err)
+	}
+	st, err := s.provider.Refund(ctx, payclient.RefundRequest{
+		OutRequestNo: r.RefundNo, TradeNo: r.TradeNo, OrderNo: r.OrderNo, AmountCents: r.AmountCents,
+	})
+	s.metrics.RefundAttempt(err == nil)
+	if err != nil {
+		return s.attemptFailed(ctx, r, attempts, err, log)
+	}
+	return s.apply(ctx, r, st, log)
+}
+
+func orNotFound(err error, found bool) error {
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("provider does not know a refund it said was processing")
+	}
+	return nil
+}
+
+// apply acts on a provider status.
+func (s *Service) apply(ctx context.Context, r *model.Refund, status string, log *zap.Logger) error {
+	switch status {
+	case payclient.StatusSucceeded:
+		return s.complete(ctx, r, r.Status, "provider confirmed", log)
+	case payclient.StatusFailed:
+		return s.toManual(ctx, r, "provider declared the refund failed", payclient.StatusFailed, log)
+	case payclient.StatusProcessing:
+		noted, err := s.store.NoteRefundProvider(ctx, s.note(r, status, ""))
+		if err != nil {
+			return fmt.Errorf("refund %s: note status: %w", r.RefundNo, err)
+		}
+		if !noted {
+			log.Info("refund moved on while the provider was asked; nothing to note")
+			return nil
+		}
+		return errStillPaying
+	}
+	return fmt.Errorf("refund %s: unknown provider status %q", r.RefundNo, status)
+}
+
+// attemptFailed records a failed provider call; past the attempt budget the
+// refund goes to manual and the admin is alerted.
+func (s *Service) attemptFailed(ctx context.Context, r *model.Refund, attempts int, cause error, log *zap.Logger) error {
+	ctx = context.WithoutCancel(ctx)
+	noted, err := s.store.NoteRefundProvider(ctx, s.note(r, "", cause.Error()))
+	if err != nil {
+		log.Warn("could not record refund failure", zap.Error(err))
+	} else if !noted {
+		log.Info("refund moved on during a failed provider call; nothing to record", zap.Error(cause))
+		return nil
+	}
+	if attempts >= s.set.MaxAttempts {
+		if err := s.toManual(ctx, r, fmt.Sprintf("%d provider attempts failed; last: %v", attempts, cause), "", log); err != nil {
+			return err
+		}
+		return fmt.Errorf("refund %s: %w: %w", r.RefundNo, cause, asynq.SkipRetry)
+	}
+	log.Warn("refund attempt failed; retrying on schedule", zap.Int("attempt", attempts), zap.Error(cause))
+	return fmt.Errorf("refund %s attempt %d: %w", r.RefundNo, attempts, cause)
+}
+
+// note is a provider answer about r, written only while r is still
+// processing under the number this run used.
+func (s *Service) note(r *model.Refund, providerStatus, lastErr string) model.ProviderNote {
+	return model.ProviderNote{ID: r.ID, RefundNo: r.RefundNo, From: model.RefundProcessing,
+		Status: providerStatus, LastErr: lastErr, At: s.clock.Now()}
+}
+
+// complete moves a refund to succeeded and, when it was the order's last
+// unfinished refund, the order refunding→refunded — under the order row's
+// lock, so two refunds finishing together cannot both miss it.
+func (s *Service) complete(ctx context.Context, r *model.Refund, from, why string, log *zap.Logger) error {
+	now := s.clock.Now()
+	var moved, orderDone bool
+	err := s.store.InTx(context.WithoutCancel(ctx), func(tx *model.Store) (err error) {
+		orderDone = false
+		if err := tx.LockOrder(ctx, r.OrderID); err != nil {
+			return err
+		}
+		moved, err = tx.MoveRefund(ctx, r.ID, r.BaseNo, model.RefundMove{
+			From: from, To: model.RefundSucceeded, Reason: why, At: now,
+			Set: map[string]any{"succeeded_at": now, "provider_status": payclient.StatusSucceeded},
+		})
+		if err != nil || !moved {
+			return err
+		}
+		left, err := tx.UnfinishedRefunds(ctx, r.OrderID)
+		if err != nil || left > 0 {
+			return err
+		}
+		o, err := tx.OrderByID(ctx, r.OrderID)
+		if err != nil || o.Status != model.OrderRefunding {
+			return err
+		}
+		orderDone, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+			From: model.OrderRefunding, To: model.OrderRefunded, Reason: "all refunds succeeded", At: now,
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("refund %s: complete: %w", r.RefundNo, err)
+	}
+	s.invalidateOrder(ctx, r)
+	if moved {
+		log.Info("refund succeeded", zap.Bool("order_refunded", orderDone))
+	}
+	return nil
+}
+
+// toManual hands a refund to an operator and alerts the admin, in one transaction.
+func (s *Service) toManual(ctx context.Context, r *model.Refund, why, providerStatus string, log *zap.Logger) error {
+	now := s.clock.Now()
+	var moved bool
+	err := s.store.InTx(context.WithoutCancel(ctx), func(tx *model.Store) (err error) {
+		moved, err = tx.MoveRefund(ctx, r.ID, r.BaseNo, model.RefundMove{
+			From: model.RefundProcessing, To: model.RefundManual, Reason: truncate(why, 64), At: now,
+			Set: map[string]any{"provider_status": providerStatus},
+		})
+		if err != nil || !moved {
+			return err
+		}
+		return tx.InsertNotification(ctx, &model.Notification{
+			NotifyID: fmt.Sprintf("refund-manual:%s:%d", r.RefundNo, r.NoGen), Kind: "refund_manual",
+			Subject:   "Refund " + r.RefundNo + " needs a hand",
+			Recipient: "admin", CreatedAt: now,
+			Message: fmt.Sprintf("refund %s of order %s (trade %s, %d cents) is in manual: %s; retry or resolve it from the admin API",
+				r.RefundNo, r.OrderNo, r.TradeNo, r.AmountCents, why),
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("refund %s: to manual: %w", r.RefundNo, err)
+	}
+	s.invalidateOrder(ctx, r)
+	if moved {
+		log.Error("refund moved to manual; admin alerted", zap.String("why", why))
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

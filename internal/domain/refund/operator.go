@@ -1,0 +1,154 @@
+package refund
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"orderflow/internal/infra/payclient"
+	"orderflow/model"
+
+	"go.uber.org/zap"
+)
+
+// Callback applies the provider's refund notification.
+func (s *Service) Callback(ctx context.Context, refundNo, status string) error {
+	r, err := s.load(ctx, refundNo)
+	if err != nil {
+		return err
+	}
+	log := s.log.With(zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo))
+	switch status {
+	case payclient.StatusSucceeded:
+		if r.Status == model.RefundSucceeded {
+			return nil
+		}
+		return s.complete(ctx, r, r.Status, "provider callback", log)
+	case payclient.StatusFailed:
+		if r.Status != model.RefundProcessing {
+			return nil
+		}
+		return s.toManual(ctx, r, "provider declared the refund failed", payclient.StatusFailed, log)
+	case payclient.StatusProcessing:
+		return nil
+	}
+	return ErrBadStatus
+}
+
+// Retry is an operator's retry of a refund in manual. Only when the
+// provider declared it failed does it get a new refund_no generation: any
+// other manual refund may still be known to the provider under its number.
+func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
+	r, err := s.load(ctx, refundNo)
+	if err != nil {
+		return "", err
+	}
+	if r.Status != model.RefundManual {
+		return "", ErrNotManual
+	}
+	now := s.clock.Now()
+	noGen, no := r.NoGen, r.RefundNo
+	if r.ProviderStatus == payclient.StatusFailed {
+		noGen++
+		no = numberGen(r.BaseNo, noGen)
+	}
+	gen := r.TaskGen + 1
+	row := executeRow(no, gen, now)
+	var moved bool
+	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		moved, err = tx.MoveRefund(ctx, r.ID, r.BaseNo, model.RefundMove{
+			From: model.RefundManual, To: model.RefundProcessing, Reason: "operator retry", At: now, NextTaskGen: gen,
+			Set: map[string]any{"attempts": 0, "provider_status": "", "last_error": "", "refund_no": no, "no_gen": noGen},
+		})
+		if err != nil || !moved {
+			return err
+		}
+		return tx.InsertOutbox(ctx, row)
+	})
+	if err != nil {
+		return "", fmt.Errorf("retry refund %s: %w", refundNo, err)
+	}
+	if !moved {
+		return "", ErrNotManual
+	}
+	s.invalidateOrder(ctx, r)
+	s.relay.Send(ctx, row.TaskID)
+	s.log.Info("refund retried by operator", zap.String("refund_no", no), zap.String("order_no", r.OrderNo))
+	return no, nil
+}
+
+// Resolve records that an operator returned the money by hand.
+func (s *Service) Resolve(ctx context.Context, refundNo string) error {
+	r, err := s.load(ctx, refundNo)
+	if err != nil {
+		return err
+	}
+	if r.Status != model.RefundManual {
+		return ErrNotManual
+	}
+	return s.complete(ctx, r, model.RefundManual, "operator resolved", s.log.With(zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo)))
+}
+
+// List pages refunds for operators.
+func (s *Service) List(ctx context.Context, status string, limit int) ([]model.Refund, error) {
+	out, err := s.store.ListRefunds(ctx, status, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list refunds: %w", err)
+	}
+	return out, nil
+}
+
+// RequeueExecute gives a processing refund whose task is not live (Redis
+// lost it, or asynq spent its budget) a new task generation through the
+// outbox; a nil row means it had moved on. The sweep sends the row.
+func (s *Service) RequeueExecute(ctx context.Context, r *model.Refund) (*model.OutboxRow, error) {
+	now := s.clock.Now()
+	row := executeRow(r.RefundNo, r.TaskGen+1, now)
+	var ok bool
+	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		if ok, err = tx.RequeueRefund(ctx, r.ID, r.TaskGen+1, now); err != nil || !ok {
+			return err
+		}
+		return tx.InsertOutbox(ctx, row)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("requeue refund %s of order %s: %w", r.RefundNo, r.OrderNo, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	s.log.Debug("processing refund had no live task; re-queued", zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo))
+	return row, nil
+}
+
+// alertPage bounds one read of AlertStale's walk.
+const alertPage = 500
+
+// AlertStale tells the admin about refunds processing for longer than the
+// alert threshold, once per refund and day, paging to the end.
+func (s *Service) AlertStale(ctx context.Context) (int, error) {
+	now := s.clock.Now()
+	n := 0
+	var after int64
+	for {
+		old, err := s.store.RefundsCreatedPage(ctx, model.RefundProcessing, now.Add(-s.set.AlertAfter), after, alertPage)
+		if err != nil {
+			return n, fmt.Errorf("stale refunds: %w", err)
+		}
+		for _, r := range old {
+			err := s.store.InsertNotification(ctx, &model.Notification{
+				NotifyID: fmt.Sprintf("refund-stale:%s:%s", r.RefundNo, now.Format("2006-01-02")), Kind: "refund_stale",
+				Subject: "Refund " + r.RefundNo + " still processing", Recipient: "admin", CreatedAt: now,
+				Message: fmt.Sprintf("refund %s of order %s has been processing since %s", r.RefundNo, r.OrderNo, r.CreatedAt.Format(time.RFC3339)),
+			})
+			if err != nil {
+				return n, fmt.Errorf("alert stale refund %s of order %s: %w", r.RefundNo, r.OrderNo, err)
+			}
+			n++
+		}
+		if len(old) < alertPage {
+			return n, nil
+		}
+		after = old[len(old)-1].ID
+	}
+}

@@ -1,0 +1,51 @@
+package stock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"orderflow/internal/infra/stock"
+	"orderflow/internal/testenv"
+	"orderflow/svc"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// One Redis stall must take stock once. The production client (svc.NewRedis,
+// MaxRetries 1) re-sends a command whose reply did not arrive within the read
+// timeout; for the take script that reply is late, not lost — Redis already
+// decremented the counter — so a blindly retried take counts one buyer twice
+// and the counter ends below the ledger.
+func TestTakeThroughAStalledReplyTakesOnce(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.RedisDB(t)
+	direct := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(), DB: db})
+	t.Cleanup(func() { direct.Close() })
+	proxy := testenv.StartTCPProxy(t, testenv.RedisAddr())
+	cfg := svc.Defaults()
+	cfg.RedisAddr, cfg.RedisDB = proxy.Addr(), db
+	rdb := svc.NewRedis(cfg)
+	t.Cleanup(func() { rdb.Close() })
+	c := stock.NewCounter(rdb)
+
+	const pid = 7
+	if err := direct.Set(ctx, stock.Key(pid), 10, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The first take loads the script, so the stalled call below is the
+	// EVALSHA that runs it, not a NOSCRIPT answer.
+	if out, err := c.Take(ctx, pid, "warm-up", 1); err != nil || out != stock.Taken {
+		t.Fatalf("warm-up take: %v %v", out, err)
+	}
+	proxy.StallNextReply(rdb.(*redis.Client).Options().ReadTimeout + 500*time.Millisecond)
+	out, err := c.Take(ctx, pid, "stalled", 1)
+	t.Logf("take through a stalled reply: outcome %v, err %v", out, err)
+	n, err := direct.Get(ctx, stock.Key(pid)).Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 8 {
+		t.Fatalf("after two takes of 1 from 10 the counter is %d, want 8: one stalled reply took %d", n, 9-n)
+	}
+}

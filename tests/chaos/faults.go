@@ -1,0 +1,274 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"orderflow/internal/infra/failpoint"
+)
+
+// Fault kinds.
+const (
+	FaultWorkerKill  = "worker-kill9"  // kill -9 a worker, restart it
+	FaultAPIKill     = "api-kill9"     // kill -9 an API process, restart it
+	FaultRedisWipe   = "redis-wipe"    // kill -9 Redis, restart it empty
+	FaultMariaDBKill = "mariadb-kill9" // kill -9 MariaDB, restart it on its data
+	FaultPaysimDown  = "paysim-down"   // the provider unreachable (refused) or hung (SIGSTOP)
+	// FaultRedisPartial deletes a random share of asynq's tasks and of the
+	// stock counters and keeps the epoch marker: what a failover to a
+	// lagging replica, a lost Cluster shard or an older RDB does.
+	FaultRedisPartial = "redis-partial"
+	// FaultMariaDBOutage keeps the database down longer than every task
+	// type's retry budget in the chaos configuration, so tasks are archived
+	// and only the sweep can bring their objects back.
+	FaultMariaDBOutage = "mariadb-outage"
+	// FaultWorkersAcrossSlot has every worker down across a reconciliation
+	// slot: the first worker back must run the missed slot.
+	FaultWorkersAcrossSlot = "workers-across-slot"
+	// FaultAPIKillMidCreate restarts an API with a failpoint that exits
+	// between an order's Redis stock take and its database commit.
+	FaultAPIKillMidCreate = "api-kill-mid-create"
+)
+
+// paysim-down flavours.
+const (
+	faultSimCut    = "refused" // the proxy in front of it refuses connections
+	faultSimFreeze = "hung"    // SIGSTOP: connections hang until the caller's timeout
+)
+
+// FaultKinds lists every kind in report order.
+var FaultKinds = []string{FaultWorkerKill, FaultAPIKill, FaultRedisWipe, FaultMariaDBKill, FaultPaysimDown,
+	FaultRedisPartial, FaultMariaDBOutage, FaultWorkersAcrossSlot, FaultAPIKillMidCreate}
+
+// shortKinds are the kinds the fast tier's short run injects: the long
+// outage and the wait for a reconciliation slot do not fit in its 40 s.
+var shortKinds = []string{FaultWorkerKill, FaultAPIKill, FaultRedisWipe, FaultMariaDBKill, FaultPaysimDown,
+	FaultRedisPartial, FaultAPIKillMidCreate}
+
+// kindsFor is the kinds a run must inject.
+func kindsFor(short bool) []string {
+	if short {
+		return shortKinds
+	}
+	return FaultKinds
+}
+
+// Budgets of the chaos configuration the outage must outlast (cluster.go's
+// settings; the table's retry spans for them): order:close 10 retries from
+// 100 ms doubling to 3.2 s ≈ 19 s, order:activate ≈ 3 s, group:settle 3.1 s,
+// refund:execute 40 × ≤ 400 ms ≈ 16 s.
+const outageDown = 24 * time.Second
+
+// fault is one scheduled injection.
+type fault struct {
+	at     time.Duration // since the workload started
+	kind   string
+	target int           // which worker or API
+	down   time.Duration // how long the thing stays down
+	mode   string        // paysim-down: refused or hung
+	share  float64       // redis-partial: the share of tasks and counters deleted
+}
+
+func (f fault) String() string {
+	what := ""
+	switch f.kind {
+	case FaultWorkerKill:
+		what = fmt.Sprintf("worker-%d", f.target+1)
+		if f.target < 0 {
+			what = "all-workers"
+		}
+	case FaultAPIKill, FaultAPIKillMidCreate:
+		what = fmt.Sprintf("api-%d", f.target+1)
+	case FaultRedisPartial:
+		return fmt.Sprintf("%s %.0f%% of tasks and counters", f.kind, 100*f.share)
+	case FaultPaysimDown:
+		what = f.mode
+	}
+	return fmt.Sprintf("%s %s down %s", f.kind, what, f.down.Round(100*time.Millisecond))
+}
+
+// schedule draws the faults of a run from the seed: every kind at least
+// once, spread over the workload, worker kills repeatedly.
+func schedule(seed int64, d time.Duration, short bool, workers, apis int) []fault {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0xc4a05))
+	counts := map[string]int{FaultWorkerKill: 3, FaultAPIKill: 1, FaultRedisWipe: 1, FaultMariaDBKill: 1, FaultPaysimDown: 1,
+		FaultRedisPartial: 1, FaultAPIKillMidCreate: 1}
+	if !short {
+		counts = map[string]int{FaultWorkerKill: max(6, int(d/(8*time.Second))), FaultAPIKill: 4, FaultRedisWipe: 3, FaultMariaDBKill: 3, FaultPaysimDown: 3,
+			FaultRedisPartial: 3, FaultMariaDBOutage: 1, FaultWorkersAcrossSlot: 1, FaultAPIKillMidCreate: 3}
+	}
+	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo)+1)) }
+	var out []fault
+	start, end := d/10, d*85/100
+	for _, kind := range kindsFor(short) {
+		n := counts[kind]
+		slot := (end - start) / time.Duration(n)
+		for i := range n {
+			f := fault{kind: kind, at: start + time.Duration(i)*slot + between(0, slot*3/4)}
+			switch kind {
+			case FaultWorkerKill:
+				f.target, f.down = rng.IntN(workers), between(200*time.Millisecond, 2*time.Second)
+				if i%4 == 2 {
+					f.target = -1 // the whole fleet at once: nothing runs until one is back
+				}
+			case FaultAPIKill:
+				f.target, f.down = rng.IntN(apis), between(500*time.Millisecond, 3*time.Second)
+			case FaultRedisWipe:
+				f.down = between(500*time.Millisecond, 3*time.Second)
+			case FaultMariaDBKill:
+				f.down = between(1*time.Second, 5*time.Second)
+			case FaultRedisPartial:
+				f.share = 0.3 + 0.4*rng.Float64()
+			case FaultMariaDBOutage:
+				f.down = outageDown
+				f.at = min(f.at, end-outageDown) // healed before the workload ends
+			case FaultAPIKillMidCreate:
+				f.target = rng.IntN(apis)
+			case FaultPaysimDown:
+				f.down = between(3*time.Second, 8*time.Second)
+				f.mode = faultSimCut
+				if i%2 == 1 || (n == 1 && rng.IntN(2) == 1) {
+					f.mode = faultSimFreeze
+				}
+			}
+			out = append(out, f)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].at < out[j].at })
+	return out
+}
+
+// injector runs a schedule against a cluster.
+type injector struct {
+	c    *cluster
+	out  *progress
+	seed int64
+
+	mu       sync.Mutex
+	injected map[string]int
+	log      []string
+}
+
+// run injects each kind's faults in order, kinds in parallel (so a Redis
+// wipe may overlap a database outage). Every fault that was started is
+// healed before run returns, even when ctx ends early.
+func (in *injector) run(ctx context.Context, start time.Time, faults []fault) {
+	byKind := map[string][]fault{}
+	for _, f := range faults {
+		byKind[f.kind] = append(byKind[f.kind], f)
+	}
+	var wg sync.WaitGroup
+	for _, fs := range byKind {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, f := range fs {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Until(start.Add(f.at))):
+				}
+				in.inject(ctx, f)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (in *injector) inject(ctx context.Context, f fault) {
+	c := in.c
+	in.out.Printf("fault: %s", f)
+	in.mu.Lock()
+	in.injected[f.kind]++
+	in.log = append(in.log, fmt.Sprintf("+%5.1fs %s", f.at.Seconds(), f))
+	in.mu.Unlock()
+	wait := func() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(f.down):
+		}
+	}
+	switch f.kind {
+	case FaultWorkerKill:
+		ps := c.workers
+		if f.target >= 0 {
+			ps = []*proc{c.workers[f.target]}
+		}
+		for _, p := range ps {
+			p.Kill9()
+		}
+		wait()
+		for _, p := range ps {
+			p.Want()
+		}
+	case FaultAPIKill:
+		p := c.apis[f.target]
+		p.Kill9()
+		wait()
+		p.Want()
+	case FaultRedisWipe:
+		c.redis.proc.Kill9()
+		wait()
+		c.redis.proc.Want() // no persistence: it comes back empty
+	case FaultMariaDBKill:
+		c.db.proc.Kill9()
+		wait()
+		c.db.proc.Want()
+		// Crash recovery takes a moment; the next database fault waits for it.
+		_ = c.db.WaitReady(context.WithoutCancel(ctx), 60*time.Second)
+	case FaultRedisPartial:
+		tasks, counters, err := c.redis.forgetShare(ctx, in.rng(f), f.share)
+		in.out.Printf("redis-partial: deleted %d tasks and %d stock counters (err %v)", tasks, counters, err)
+	case FaultMariaDBOutage:
+		c.db.proc.Kill9()
+		wait()
+		c.db.proc.Want()
+		_ = c.db.WaitReady(context.WithoutCancel(ctx), 60*time.Second)
+	case FaultWorkersAcrossSlot:
+		// Down from just before a reconciliation slot to just after it.
+		slot := time.Now().Truncate(reconcileEvery).Add(reconcileEvery)
+		sleep(ctx, time.Until(slot.Add(-700*time.Millisecond)))
+		for _, p := range c.workers {
+			p.Kill9()
+		}
+		sleep(ctx, time.Until(slot.Add(time.Second)))
+		for _, p := range c.workers {
+			p.Want()
+		}
+	case FaultAPIKillMidCreate:
+		// The failpoint exits at the restarted API's first stock take.
+		if err := c.apis[f.target].RestartWith("ORDERFLOW_FAILPOINTS=" + failpoint.CreateAfterStockTake + "=1*exit"); err != nil {
+			in.out.Printf("api-kill-mid-create: %v", err)
+		}
+	case FaultPaysimDown:
+		if f.mode == faultSimFreeze {
+			c.sim.Freeze()
+			wait()
+			c.sim.Thaw()
+		} else {
+			c.proxy.Cut()
+			wait()
+			_ = c.proxy.Restore()
+		}
+	}
+	in.out.Printf("healed: %s", f.kind)
+}
+
+// rng draws a fault's own random choices from the run's seed and the fault.
+func (in *injector) rng(f fault) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(in.seed), uint64(f.at)))
+}
+
+func (in *injector) counts() map[string]int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range in.injected {
+		out[k] = v
+	}
+	return out
+}
