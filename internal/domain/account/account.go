@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -63,13 +62,7 @@ func (s *Service) Create(ctx context.Context, name string, balanceCents int64) (
 // Get loads a user.
 func (s *Service) Get(ctx context.Context, id int64) (*model.User, error) {
 	u, err := s.store.UserByID(ctx, id)
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load user %d: %w", id, err)
-	}
-	return u, nil
+	return model.Found(u, err, ErrNotFound, "load user %d", id)
 }
 
 // UserID returns the id of the user a bearer token belongs to. A token
@@ -94,13 +87,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*model.User, 
 		return nil, ErrBadToken
 	}
 	u, err := s.store.UserByTokenHash(ctx, HashToken(token))
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, ErrBadToken
-	}
-	if err != nil {
-		return nil, fmt.Errorf("authenticate: %w", err)
-	}
-	return u, nil
+	return model.Found(u, err, ErrBadToken, "authenticate")
 }
 
 // HashToken is how a token is stored: only its SHA-256, so a database dump

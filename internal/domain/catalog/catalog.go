@@ -3,7 +3,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -161,11 +160,5 @@ func (s *Service) Product(ctx context.Context, id int64) (*ProductView, error) {
 
 func (s *Service) product(ctx context.Context, id int64) (*model.Product, error) {
 	p, err := s.store.ProductByID(ctx, id)
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load product %d: %w", id, err)
-	}
-	return p, nil
+	return model.Found(p, err, ErrNotFound, "load product %d", id)
 }

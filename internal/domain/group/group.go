@@ -184,11 +184,5 @@ func (s *Service) Get(ctx context.Context, groupNo string) (*View, error) {
 
 func (s *Service) load(ctx context.Context, groupNo string) (*model.Group, error) {
 	g, err := s.store.GroupByNo(ctx, groupNo)
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load group %s: %w", groupNo, err)
-	}
-	return g, nil
+	return model.Found(g, err, ErrNotFound, "load group %s", groupNo)
 }

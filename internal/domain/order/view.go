@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -121,13 +120,7 @@ func (s *Service) List(ctx context.Context, status *model.OrderStatus, beforeID 
 
 func (s *Service) load(ctx context.Context, orderNo string) (*model.Order, error) {
 	o, err := s.store.OrderByNo(ctx, orderNo)
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load order %s: %w", orderNo, err)
-	}
-	return o, nil
+	return model.Found(o, err, ErrNotFound, "load order %s", orderNo)
 }
 
 func (s *Service) view(ctx context.Context, o *model.Order) (*View, error) {

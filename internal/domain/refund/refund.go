@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -111,13 +110,7 @@ func executeRow(refundNo string, gen int, now time.Time) *model.OutboxRow {
 
 func (s *Service) load(ctx context.Context, refundNo string) (*model.Refund, error) {
 	r, err := s.store.RefundByNo(ctx, refundNo)
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load refund %s: %w", refundNo, err)
-	}
-	return r, nil
+	return model.Found(r, err, ErrNotFound, "load refund %s", refundNo)
 }
 
 // invalidateOrder drops the order's cache entries after its refunds changed.
