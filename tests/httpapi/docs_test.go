@@ -132,6 +132,39 @@ func TestReadmeFitsAndShowsTheLayout(t *testing.T) {
 	}
 }
 
+// TestMakeHelpDescribesEveryTarget: `make help` is the default goal (the
+// first target) and lists every target from its "## target: what" line, so
+// each target needs one.
+func TestMakeHelpDescribesEveryTarget(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := regexp.MustCompile(`^([a-z][a-z0-9-]*):([^=]|$)`)
+	described := regexp.MustCompile(`^## ([a-z][a-z0-9-]*): \S`)
+	var targets, undescribed []string
+	docs := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := described.FindStringSubmatch(line); m != nil {
+			docs[m[1]] = true
+		}
+		if m := target.FindStringSubmatch(line); m != nil {
+			targets = append(targets, m[1])
+		}
+	}
+	for _, name := range targets {
+		if !docs[name] {
+			undescribed = append(undescribed, name)
+		}
+	}
+	if len(targets) == 0 || targets[0] != "help" {
+		t.Errorf("Makefile targets %v: want help first (the default goal)", targets)
+	}
+	if diff := cmp.Diff([]string(nil), undescribed); diff != "" {
+		t.Errorf("targets without a \"## name: what it does\" line (-want +got):\n%s", diff)
+	}
+}
+
 // TestHeadingAnchor pins the anchor rule GitHub uses, which the links rely on.
 func TestHeadingAnchor(t *testing.T) {
 	for _, tc := range []struct{ heading, want string }{
