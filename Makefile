@@ -2,7 +2,12 @@
 GO ?= go
 TEST_FLAGS ?= -race -count=1 -timeout 14m
 
-.PHONY: run run-mysql demo test lint build test-cluster browser chaos chaos-short audit bench fuzz
+.PHONY: help run run-mysql demo test lint build test-cluster browser chaos chaos-short audit bench fuzz
+
+## help: list every target with what it does (the default goal: plain `make` runs it)
+help:
+	@echo 'orderflow: make <target>   (a newcomer needs two: make run, make test)'
+	@awk '/^## [a-z-]+: / { t = $$2; sub(/:$$/, "", t); d = $$0; sub(/^## [a-z-]+: /, "", d); printf "  %-13s %s\n", t, d }' $(MAKEFILE_LIST)
 
 ## run: everything in one process on SQLite + an embedded Redis, nothing to install (ARGS=… passes flags)
 run:
@@ -16,19 +21,26 @@ run-mysql:
 demo:
 	$(GO) run ./cmd/orderflow demo
 
-## test: the fast tier (unit, integration, fault tests) against real MariaDB and Redis
+## test: lint, then the fast tier (unit, integration, fault tests) against real MariaDB and Redis (~8 min)
 test: lint
 	./scripts/services.sh
 	$(GO) test $(TEST_FLAGS) ./...
 
+## lint: gofmt check, go vet, then golangci-lint at GOLANGCI_LINT_VERSION with .golangci.yaml
+# `go run …@version` builds that exact release without touching go.mod; the first run downloads
+# and compiles it (minutes on 2 cores), later runs start from the build cache.
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+	$(GOLANGCI_LINT) run ./...
 
+## build: the api, queue, paysim and orderflow binaries into bin/
 build:
 	$(GO) build -o bin/ ./api ./queue ./cmd/paysim ./cmd/orderflow
 
-## bench: floor vs end-to-end, close burst, group settle, RSS/CPU, ledger audit (< 5 min; see README "Performance")
+## bench: floor vs end-to-end, close burst, group settle, RSS/CPU, ledger audit (< 5 min; see docs/performance.md)
 BENCH_FLAGS ?=
 bench:
 	./scripts/services.sh
