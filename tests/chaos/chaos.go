@@ -23,10 +23,14 @@ import (
 	"time"
 
 	"orderflow/internal/audit"
+	"orderflow/internal/testenv/child"
 	"orderflow/model"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// Binaries are the commands a run starts as child processes.
+var Binaries = []string{"api", "queue", "cmd/paysim"}
 
 // Config tunes a run.
 type Config struct {
@@ -41,7 +45,7 @@ type Config struct {
 	Workers int
 	// Clients is the number of concurrent workload clients (0: 8, or 6 when Short).
 	Clients int
-	// BinDir holds prebuilt api, queue and paysim binaries; empty builds them.
+	// BinDir holds prebuilt Binaries; empty builds them.
 	BinDir string
 	// WorkDir keeps logs (empty: a temporary directory, removed after a
 	// passing run unless Keep).
@@ -196,8 +200,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	bin := cfg.BinDir
 	if bin == "" {
 		bin = filepath.Join(dir, "bin")
-		out.Printf("building api, queue, paysim into %s", bin)
-		if err := BuildBinaries(bin); err != nil {
+		out.Printf("building %v into %s", Binaries, bin)
+		if err := child.Build(ctx, bin, Binaries...); err != nil {
 			return nil, err
 		}
 	}

@@ -2,15 +2,14 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 	"time"
 
 	"orderflow/internal/infra/failpoint"
+	"orderflow/internal/testenv/child"
 )
 
 // proc is one supervised child process. While it is wanted, the supervisor
@@ -25,7 +24,7 @@ type proc struct {
 	log  string // file the output is appended to
 
 	mu        sync.Mutex
-	cmd       *exec.Cmd
+	cmd       *child.Process // nil while not running
 	done      chan struct{}
 	want      bool
 	stopped   bool // SIGSTOP'd
@@ -49,26 +48,25 @@ func (p *proc) spawnLocked() error {
 		return err
 	}
 	fmt.Fprintf(f, "\n==== chaos: start #%d of %s at %s ====\n", p.starts+1, p.name, time.Now().UTC().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.path, p.args...)
-	cmd.Env = p.env
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = childAttrs()
-	if err := cmd.Start(); err != nil {
+	pr, err := child.Start(child.Options{Name: p.name, Path: p.path, Args: p.args, Env: p.env, Out: f,
+		Group: true, DieWithParent: true})
+	if err != nil {
 		f.Close()
-		return fmt.Errorf("start %s: %w", p.name, err)
+		return err
 	}
 	done := make(chan struct{})
-	p.cmd, p.done, p.planned, p.stopped = cmd, done, false, false
+	p.cmd, p.done, p.planned, p.stopped = pr, done, false, false
 	p.starts++
 	go func() {
-		err := cmd.Wait()
+		<-pr.Done()
+		err := pr.Err()
 		f.Close()
 		p.mu.Lock()
 		if !p.planned && !injectedDeath(err) {
 			p.unplanned++
 			p.lastExit = fmt.Sprint(err)
 		}
-		if p.cmd == cmd {
+		if p.cmd == pr {
 			p.cmd = nil
 		}
 		p.mu.Unlock()
@@ -100,9 +98,9 @@ func (p *proc) Stop(grace time.Duration) {
 	}
 	p.planned = true
 	if p.stopped {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Signal(syscall.SIGCONT)
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Signal(syscall.SIGTERM)
 	p.mu.Unlock()
 	select {
 	case <-done:
@@ -120,7 +118,7 @@ func (p *proc) signalAndWait(sig syscall.Signal) {
 		return
 	}
 	p.planned = true
-	_ = cmd.Process.Signal(sig)
+	_ = cmd.Signal(sig)
 	p.mu.Unlock()
 	<-done
 }
@@ -130,7 +128,7 @@ func (p *proc) Freeze() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd != nil {
-		_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+		_ = p.cmd.Signal(syscall.SIGSTOP)
 		p.stopped = true
 	}
 }
@@ -140,7 +138,7 @@ func (p *proc) Thaw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd != nil && p.stopped {
-		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+		_ = p.cmd.Signal(syscall.SIGCONT)
 		p.stopped = false
 	}
 }
@@ -148,8 +146,8 @@ func (p *proc) Thaw() {
 // injectedDeath: the process exited at one of the product's failpoints
 // (failpoint.ExitCode), which a fault asked for — not an unplanned exit.
 func injectedDeath(err error) bool {
-	var ee *exec.ExitError
-	return errors.As(err, &ee) && ee.ExitCode() == failpoint.ExitCode
+	code, ok := child.ExitCode(err)
+	return ok && err != nil && code == failpoint.ExitCode
 }
 
 // RestartWith kills the process and starts it once more with extra

@@ -36,7 +36,7 @@ func TestRedisWipedDueGroupsStillEnd(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
 
 	b := newGroup(t, s, 300, 5*time.Second, 1000, 300)
-	w := testenv.StartChildWorker(t, queueBin, s.Config, failpoint.GroupAfterClose+"=exit@"+b.no)
+	w := testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, failpoint.GroupAfterClose+"=exit@"+b.no)
 	if code := w.WaitExit(t, 30*time.Second); code != failpoint.ExitCode {
 		t.Fatalf("worker exited %d, want %d; output:\n%s", code, failpoint.ExitCode, w.Out.String())
 	}

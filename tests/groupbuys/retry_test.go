@@ -68,7 +68,7 @@ func TestChargeAlwaysFailingBacksOff1248_16ThenFails(t *testing.T) {
 	fp := failpoint.GroupCharge + "=error@" + g.no
 	delays := "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,2s,4s,8s,16s"
 
-	first := testenv.StartChildWorker(t, queueBin, s.Config, fp, delays)
+	first := testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, fp, delays)
 	var second *testenv.ChildWorker
 	var clock attemptClock
 	clock.poll(t, s, g.no, 60*time.Second, func(retried int) {
@@ -79,7 +79,7 @@ func TestChargeAlwaysFailingBacksOff1248_16ThenFails(t *testing.T) {
 		if info := settleTask(t, s, g.no, 1); info == nil || info.Retried != 2 || info.State != asynq.TaskStateRetry {
 			t.Errorf("after the kill the task is %+v, want waiting for retry with its count (2) kept", info)
 		}
-		second = testenv.StartChildWorker(t, queueBin, s.Config, fp, delays)
+		second = testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, fp, delays)
 	})
 	if second == nil {
 		t.Fatal("the first worker was never replaced")
@@ -130,7 +130,7 @@ func TestExhaustedWhileDatabaseDownKeptInRedisThenWritten(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
 	g := newGroup(t, s, 500, 2*time.Second, 1000, 1000)
 	cfg, proxy := behindProxy(t, s.Config)
-	w := testenv.StartChildWorker(t, queueBin, cfg, failpoint.GroupCharge+"=error@"+g.no,
+	w := testenv.StartChildWorker(t, testenv.Binary("queue"), cfg, failpoint.GroupCharge+"=error@"+g.no,
 		"ORDERFLOW_SETTLE_RETRY_DELAYS=1s,1s,1s,1s,1s", "ORDERFLOW_NOTIFY_INTERVAL=200ms")
 
 	// The first attempt closes the group and fails at the charge; then the
@@ -186,7 +186,7 @@ func TestDatabaseDownFromDeadlineThroughBudgetGroupNotLost(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
 	g := newGroup(t, s, 500, 3*time.Second, 1000, 1000)
 	cfg, proxy := behindProxy(t, s.Config)
-	w := testenv.StartChildWorker(t, queueBin, cfg, "", "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,1s,1s,1s,1s", "ORDERFLOW_NOTIFY_INTERVAL=200ms")
+	w := testenv.StartChildWorker(t, testenv.Binary("queue"), cfg, "", "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,1s,1s,1s,1s", "ORDERFLOW_NOTIFY_INTERVAL=200ms")
 	testenv.Eventually(t, 10*time.Second, "the worker process running", func() (bool, error) {
 		return strings.Contains(w.Out.String(), "epoch marker was missing"), nil
 	})

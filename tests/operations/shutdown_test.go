@@ -77,7 +77,7 @@ func testDrain(t *testing.T, slowness, timeout time.Duration, handlersFinish boo
 	}
 
 	env := testenv.Env(s.Config)
-	slow := startChild(t, "slow worker", queueBin, env,
+	slow := startChild(t, "slow worker", testenv.Binary("queue"), env,
 		"ORDERFLOW_FAILPOINTS=activate/deliver=sleep("+slowness.String()+")", "ORDERFLOW_LOG_LEVEL=info")
 	payAll(t, s, orders)
 	testenv.Eventually(t, 20*time.Second, "activations under way", func() (bool, error) {
@@ -85,9 +85,9 @@ func testDrain(t *testing.T, slowness, timeout time.Duration, handlersFinish boo
 	})
 	claimedAtSignal := countByStatus(t, s, model.OrderClaimed)
 	sent := time.Now()
-	slow.signal(t, syscall.SIGTERM)
-	if code := slow.waitExit(t, timeout+5*time.Second); code != 0 {
-		t.Fatalf("worker exited %d after SIGTERM, want 0; output:\n%s", code, slow.out.String())
+	slow.SignalT(t, syscall.SIGTERM)
+	if code := slow.WaitExit(t, timeout+5*time.Second); code != 0 {
+		t.Fatalf("worker exited %d after SIGTERM, want 0; output:\n%s", code, slow.Out.String())
 	}
 	took := time.Since(sent)
 	if took > timeout+2*time.Second {
@@ -100,8 +100,8 @@ func testDrain(t *testing.T, slowness, timeout time.Duration, handlersFinish boo
 	if finishedBySlow == 50 {
 		t.Fatalf("every order finished before the worker stopped: the test did not interrupt anything")
 	}
-	if !strings.Contains(slow.out.String(), "shutting down") {
-		t.Errorf("worker did not log its shutdown; output:\n%s", slow.out.String())
+	if !strings.Contains(slow.Out.String(), "shutting down") {
+		t.Errorf("worker did not log its shutdown; output:\n%s", slow.Out.String())
 	}
 	// No claim was released or reset while the worker stopped.
 	var handedBack []string
@@ -136,7 +136,7 @@ func testDrain(t *testing.T, slowness, timeout time.Duration, handlersFinish boo
 		}
 	}
 
-	startChild(t, "fresh worker", queueBin, env)
+	startChild(t, "fresh worker", testenv.Binary("queue"), env)
 	testenv.Eventually(t, 60*time.Second, "all 50 orders finished", func() (bool, error) {
 		n := countByStatus(t, s, model.OrderFinished)
 		return n == 50, fmt.Errorf("%d finished", n)
@@ -197,10 +197,10 @@ func TestAPISIGTERMDrainsInFlightRequest(t *testing.T) {
 	_, buyer := s.NewUser(t, "api-drain", 0)
 	o := buyer.CreateOrder(t, pid, 1)
 
-	api := startChild(t, "api", apiBin, testenv.Env(s.Config), "ORDERFLOW_LOG_LEVEL=info", "ORDERFLOW_HTTP_ADDR=127.0.0.1:0")
+	api := startChild(t, "api", testenv.Binary("api"), testenv.Env(s.Config), "ORDERFLOW_LOG_LEVEL=info", "ORDERFLOW_HTTP_ADDR=127.0.0.1:0")
 	var addr string
 	testenv.Eventually(t, 20*time.Second, "api listening line", func() (bool, error) {
-		if m := listeningRE.FindStringSubmatch(api.out.String()); m != nil {
+		if m := listeningRE.FindStringSubmatch(api.Out.String()); m != nil {
 			addr = m[1]
 		}
 		return addr != "", nil
@@ -222,7 +222,7 @@ func TestAPISIGTERMDrainsInFlightRequest(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // let the server start the handler
 	sent := time.Now()
-	api.signal(t, syscall.SIGTERM)
+	api.SignalT(t, syscall.SIGTERM)
 
 	// The API stops accepting new connections while the request is in flight.
 	testenv.Eventually(t, 5*time.Second, "listener closed", func() (bool, error) {
@@ -234,8 +234,8 @@ func TestAPISIGTERMDrainsInFlightRequest(t *testing.T) {
 		return false, nil
 	})
 	select {
-	case <-api.done:
-		t.Fatalf("api exited with a request in flight; output:\n%s", api.out.String())
+	case <-api.Done():
+		t.Fatalf("api exited with a request in flight; output:\n%s", api.Out.String())
 	case <-time.After(300 * time.Millisecond):
 	}
 	if _, err := conn.Write(body[half:]); err != nil {
@@ -250,14 +250,14 @@ func TestAPISIGTERMDrainsInFlightRequest(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("in-flight payment notification: status %d, want 200", resp.StatusCode)
 	}
-	if code := api.waitExit(t, shutdownTimeout+5*time.Second); code != 0 {
+	if code := api.WaitExit(t, shutdownTimeout+5*time.Second); code != 0 {
 		t.Fatalf("api exited %d after SIGTERM, want 0", code)
 	}
 	t.Logf("api drained the in-flight request and exited 0 %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
 	if got := s.OrderRow(t, o.OrderNo).Status; got != model.OrderPaid {
 		t.Errorf("order %s is %s after the drained payment, want paid", o.OrderNo, got)
 	}
-	if !strings.Contains(api.out.String(), "draining") {
-		t.Errorf("api did not log its drain; output:\n%s", api.out.String())
+	if !strings.Contains(api.Out.String(), "draining") {
+		t.Errorf("api did not log its drain; output:\n%s", api.Out.String())
 	}
 }
