@@ -1,7 +1,9 @@
 package testenv
 
 import (
+	"bytes"
 	"os"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -88,4 +90,25 @@ func (c *ChildWorker) WaitExit(t testing.TB, within time.Duration) int {
 		t.Fatalf("%s (pid %d): %v", c.Name, c.Pid(), c.Err())
 	}
 	return code
+}
+
+// LockedBuffer is a bytes.Buffer safe for a child process's output copier
+// and the test reading it at once.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns everything written so far.
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

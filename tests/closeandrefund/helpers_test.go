@@ -98,6 +98,15 @@ func payOrder(s *testenv.Stack, orderNo string, amount int64, tradeNo string) (s
 	return trade, nil
 }
 
+// cardShop adds a card product named sku at price with keys keys (codes
+// prefixed with the upper-cased sku) and n buyers named after it.
+func cardShop(t *testing.T, s *testenv.Stack, sku string, price int64, keys, n int) (int64, []*testenv.Client) {
+	t.Helper()
+	pid := s.NewProduct(t, map[string]any{"sku": sku, "kind": "card", "price_cents": price})
+	s.AddCards(t, pid, strings.ToUpper(strings.ReplaceAll(sku, "-", "")), keys)
+	return pid, newBuyers(t, s, sku, n)
+}
+
 // newBuyers creates n buyers through the admin API and returns clients
 // acting as them.
 func newBuyers(t *testing.T, s *testenv.Stack, prefix string, n int) []*testenv.Client {
@@ -235,6 +244,26 @@ func paymentsOf(t testing.TB, s *testenv.Stack) []model.Payment {
 func refundsOf(t testing.TB, s *testenv.Stack) []model.Refund {
 	t.Helper()
 	return scan[model.Refund](t, s, `SELECT * FROM refunds ORDER BY id`)
+}
+
+// paymentsByOrder maps an order ID to its payments, oldest first.
+func paymentsByOrder(t testing.TB, s *testenv.Stack) map[int64][]model.Payment {
+	t.Helper()
+	return groupByOrder(paymentsOf(t, s), func(p model.Payment) int64 { return p.OrderID })
+}
+
+// refundsByOrder maps an order ID to its refunds, oldest first.
+func refundsByOrder(t testing.TB, s *testenv.Stack) map[int64][]model.Refund {
+	t.Helper()
+	return groupByOrder(refundsOf(t, s), func(r model.Refund) int64 { return r.OrderID })
+}
+
+func groupByOrder[T any](rows []T, orderID func(T) int64) map[int64][]T {
+	out := map[int64][]T{}
+	for _, r := range rows {
+		out[orderID(r)] = append(out[orderID(r)], r)
+	}
+	return out
 }
 
 // effectCounts maps an order ID to how many delivery effects it has.
