@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,6 +62,15 @@ func (s *Stack) NewProduct(t testing.TB, p map[string]any) int64 {
 		t.Fatalf("create product %v: status %d", p, st)
 	}
 	return out.ID
+}
+
+// NewCardProduct adds a card product named sku at price with keys fresh
+// keys, their codes prefixed with the upper-cased sku.
+func (s *Stack) NewCardProduct(t testing.TB, sku string, price int64, keys int) int64 {
+	t.Helper()
+	id := s.NewProduct(t, map[string]any{"sku": sku, "kind": "card", "price_cents": price})
+	s.AddCards(t, id, strings.ToUpper(sku), keys)
+	return id
 }
 
 // AddCards adds n keys with a prefix to a card product and returns the codes.

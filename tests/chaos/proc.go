@@ -89,19 +89,7 @@ func (p *proc) Kill9() { p.signalAndWait(syscall.SIGKILL) }
 // Stop stops wanting the process, sends SIGTERM and waits (then SIGKILL
 // after grace).
 func (p *proc) Stop(grace time.Duration) {
-	p.mu.Lock()
-	p.want = false
-	cmd, done := p.cmd, p.done
-	if cmd == nil {
-		p.mu.Unlock()
-		return
-	}
-	p.planned = true
-	if p.stopped {
-		_ = cmd.Signal(syscall.SIGCONT)
-	}
-	_ = cmd.Signal(syscall.SIGTERM)
-	p.mu.Unlock()
+	done := p.release(syscall.SIGTERM)
 	select {
 	case <-done:
 	case <-time.After(grace):
@@ -109,19 +97,28 @@ func (p *proc) Stop(grace time.Duration) {
 	}
 }
 
-func (p *proc) signalAndWait(sig syscall.Signal) {
+func (p *proc) signalAndWait(sig syscall.Signal) { <-p.release(sig) }
+
+// release stops wanting the process and sends it sig (thawing it first if
+// it is frozen, so it can act on the signal); the channel closes once it is
+// gone (at once when it was not running).
+func (p *proc) release(sig syscall.Signal) <-chan struct{} {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.want = false
-	cmd, done := p.cmd, p.done
-	if cmd == nil {
-		p.mu.Unlock()
-		return
+	if p.cmd == nil {
+		return closed
 	}
 	p.planned = true
-	_ = cmd.Signal(sig)
-	p.mu.Unlock()
-	<-done
+	if p.stopped && sig != syscall.SIGKILL {
+		_ = p.cmd.Signal(syscall.SIGCONT)
+	}
+	_ = p.cmd.Signal(sig)
+	return p.done
 }
+
+// closed is a channel that is already closed.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Freeze sends SIGSTOP: the process keeps its sockets but answers nothing.
 func (p *proc) Freeze() {

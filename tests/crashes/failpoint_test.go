@@ -109,7 +109,7 @@ func TestWorkerKilledAtFailpointOrderStillFinishesOnce(t *testing.T) {
 // though the run that gave up left its task archived.
 func TestPoisonOrderFailsAtCapThenOperatorRetryFinishes(t *testing.T) {
 	t.Parallel()
-	lockInProcessFailpoints(t)
+	testenv.LockFailpoints(t)
 	const maxAttempts = 4
 	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) {
 		c.MaxAttempts = maxAttempts

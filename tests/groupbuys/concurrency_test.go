@@ -19,8 +19,7 @@ import (
 // (a half-done run) — charge each participant exactly once, and none of them
 // fails.
 func TestTenConcurrentSettleRunsChargeOnce(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	fromOpen := newGroup(t, s, 250, 4*time.Second, 1000, 1000, 250, 600, 900)
 	fromClosed := newGroup(t, s, 250, 4*time.Second, 1000, 300, 250, 5000)
 	waitPastDeadline(fromOpen, fromClosed)
@@ -29,7 +28,7 @@ func TestTenConcurrentSettleRunsChargeOnce(t *testing.T) {
 	// A first run dies right after the close (an error instead of an exit:
 	// this is the test process).
 	func() {
-		lockInProcessFailpoints(t)
+		testenv.LockFailpoints(t)
 		if err := failpoint.Enable(failpoint.GroupAfterClose, "1*error@"+fromClosed.no); err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +125,7 @@ func TestThousandParticipantsSettleInOneQuickTransaction(t *testing.T) {
 
 	ctx := context.Background()
 	func() {
-		lockInProcessFailpoints(t)
+		testenv.LockFailpoints(t)
 		if err := failpoint.Enable(failpoint.GroupAfterClose, "1*error@"+g.no); err != nil {
 			t.Fatal(err)
 		}

@@ -76,8 +76,7 @@ func TestWorkerDiesAfterCloseNextRunChargesOnce(t *testing.T) {
 // rolls it back: the group stays CLOSED and no wallet moved. When the
 // database is reachable again, asynq's retry settles it, charging once.
 func TestDatabaseCutDuringChargeRollsBackThenRetrySettles(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	g := newGroup(t, s, 400, 2*time.Second, 1000, 400, 900)
 
 	// Only the worker goes through the proxy; the test reads the ledger directly.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +36,15 @@ type member struct {
 }
 
 // newGroup creates a group closing `in` from now through the API, owned by a
+// setup starts a test's stack: in parallel with the others (they wait on
+// wall-clock schedules, see TestMain), with no in-process worker, so each
+// test runs the settle steps or the worker process it means to.
+func setup(t *testing.T) *testenv.Stack {
+	t.Helper()
+	t.Parallel()
+	return testenv.Start(t, testenv.Options{NoWorker: true})
+}
+
 // new user, and has one new user per balance join it.
 func newGroup(t *testing.T, s *testenv.Stack, price int64, in time.Duration, balances ...int64) *group {
 	t.Helper()
@@ -311,15 +319,4 @@ func openWriteTxs(t *testing.T, s *testenv.Stack) int64 {
 	return s.Count(t, `SELECT COUNT(*) FROM information_schema.INNODB_TRX x
 		JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id
 		WHERE p.DB = ? AND x.trx_rows_modified > 0`, dbName(t, s))
-}
-
-// inProcessFailpoints serialises the tests that arm failpoints in this
-// process: a point holds one setting, so two tests arming the same point
-// for different groups would overwrite each other. (Most tests here arm
-// them in child worker processes instead.)
-var inProcessFailpoints sync.Mutex
-
-func lockInProcessFailpoints(t *testing.T) {
-	inProcessFailpoints.Lock()
-	t.Cleanup(inProcessFailpoints.Unlock)
 }

@@ -62,8 +62,7 @@ func (a *attemptClock) poll(t *testing.T, s *testenv.Stack, groupNo string, with
 // Attempt times come from the task itself: its retry count in Redis, polled
 // every few milliseconds.
 func TestChargeAlwaysFailingBacksOff1248_16ThenFails(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	g := newGroup(t, s, 500, 3*time.Second, 1000, 2000)
 	fp := failpoint.GroupCharge + "=error@" + g.no
 	delays := "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,2s,4s,8s,16s"
@@ -126,8 +125,7 @@ func TestChargeAlwaysFailingBacksOff1248_16ThenFails(t *testing.T) {
 // Redis pending set (the seed's pending set) and, once the database is
 // back, written to the ledger: FAILED plus the owner and admin notifications.
 func TestExhaustedWhileDatabaseDownKeptInRedisThenWritten(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	g := newGroup(t, s, 500, 2*time.Second, 1000, 1000)
 	cfg, proxy := behindProxy(t, s.Config)
 	w := testenv.StartChildWorker(t, testenv.Binary("queue"), cfg, failpoint.GroupCharge+"=error@"+g.no,
@@ -182,8 +180,7 @@ func TestExhaustedWhileDatabaseDownKeptInRedisThenWritten(t *testing.T) {
 // and admin notified (or be settled), not stay OPEN past its deadline with
 // an archived task until the next scheduled reconciliation (daily).
 func TestDatabaseDownFromDeadlineThroughBudgetGroupNotLost(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	g := newGroup(t, s, 500, 3*time.Second, 1000, 1000)
 	cfg, proxy := behindProxy(t, s.Config)
 	w := testenv.StartChildWorker(t, testenv.Binary("queue"), cfg, "", "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,1s,1s,1s,1s", "ORDERFLOW_NOTIFY_INTERVAL=200ms")

@@ -87,8 +87,7 @@ func TestBodyFieldBounds(t *testing.T) {
 	ctx := t.Context()
 
 	// Products at their bounds, through the API.
-	dearCard := s.NewProduct(t, map[string]any{"sku": "b-dear-card", "kind": "card", "price_cents": maxCents})
-	s.AddCards(t, dearCard, "DEAR", 5)
+	dearCard := s.NewCardProduct(t, "b-dear-card", maxCents, 5)
 	bigTopup := s.NewProduct(t, map[string]any{"sku": "b-big-topup", "kind": "recharge", "price_cents": 1, "credit_cents": maxCents, "stock": 1000})
 	century := s.NewProduct(t, map[string]any{"sku": "b-century", "kind": "subscription", "price_cents": 1, "days": 36500})
 	longPlan := s.NewProduct(t, map[string]any{"sku": "b-1100", "kind": "subscription", "price_cents": 1, "days": 1100, "stock": 1000})
@@ -552,8 +551,7 @@ func testFreeOrder(t *testing.T, backend testenv.Backend) {
 	s := testenv.Start(t, testenv.Options{Backend: backend})
 	s.WaitReconciled(t, 15*time.Second)
 	ctx := t.Context()
-	card := s.NewProduct(t, map[string]any{"sku": "free-card", "kind": "card", "price_cents": 0})
-	s.AddCards(t, card, "FREE", 3)
+	card := s.NewCardProduct(t, "free-card", 0, 3)
 	trial := s.NewProduct(t, map[string]any{"sku": "free-trial", "kind": "subscription", "price_cents": 0, "days": 30})
 	gina, gc := s.NewUser(t, "gina", 0)
 
