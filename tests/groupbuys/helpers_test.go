@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/tasks"
 	"orderflow/internal/testenv"
 	"orderflow/model"
@@ -35,7 +36,6 @@ type member struct {
 	balance int64
 }
 
-// newGroup creates a group closing `in` from now through the API, owned by a
 // setup starts a test's stack: in parallel with the others (they wait on
 // wall-clock schedules, see TestMain), with no in-process worker, so each
 // test runs the settle steps or the worker process it means to.
@@ -45,6 +45,7 @@ func setup(t *testing.T) *testenv.Stack {
 	return testenv.Start(t, testenv.Options{NoWorker: true})
 }
 
+// newGroup creates a group closing `in` from now through the API, owned by a
 // new user, and has one new user per balance join it.
 func newGroup(t *testing.T, s *testenv.Stack, price int64, in time.Duration, balances ...int64) *group {
 	t.Helper()
@@ -122,6 +123,25 @@ func (g *group) row(t *testing.T) *model.Group {
 		t.Fatalf("ledger: group %s: %v", g.no, err)
 	}
 	return r
+}
+
+// closeOnly runs a settle that dies right after the close (an injected
+// error, not an exit: this is the test process), leaving the group CLOSED
+// as a crashed run would.
+func (g *group) closeOnly(t *testing.T) {
+	t.Helper()
+	testenv.LockFailpoints(t)
+	if err := failpoint.Enable(failpoint.GroupAfterClose, "1*error@"+g.no); err != nil {
+		t.Fatal(err)
+	}
+	err := g.s.UC.Groups.Settle(context.Background(), g.no, false, 0, 5)
+	failpoint.Disable(failpoint.GroupAfterClose)
+	if !errors.Is(err, failpoint.ErrInjected) {
+		t.Fatalf("closing run: %v, want the injected error", err)
+	}
+	if r := g.row(t); r.Status != model.GroupClosed {
+		t.Fatalf("after the closing run the group is %s, want CLOSED", r.Status)
+	}
 }
 
 // waitStatus polls the ledger until the group is in status.

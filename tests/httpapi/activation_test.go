@@ -48,9 +48,7 @@ type scaleOrder struct {
 // It runs on production's databases (MariaDB, Redis) and on the dev mode's
 // embedded ones (SQLite, miniredis): the same code serves both.
 func TestActivationAtScale(t *testing.T) {
-	for _, b := range []testenv.Backend{testenv.Shared, testenv.Embedded} {
-		t.Run(b.String(), func(t *testing.T) { activationAtScale(t, b) })
-	}
+	testenv.EachBackend(t, activationAtScale)
 }
 
 func activationAtScale(t *testing.T, backend testenv.Backend) {
@@ -63,7 +61,6 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 		c.ClaimTimeout = svc.Duration(2 * time.Minute)
 		c.ActivateTimeout = svc.Duration(time.Minute)
 	}})
-	s.WaitReconciled(t, 15*time.Second) // its counter rebuild would race our orders
 	ctx := context.Background()
 
 	catalog := []*scaleProduct{
@@ -213,11 +210,9 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	}
 
 	// History: exactly created→pending→paid→claimed→finished, nothing else.
-	events := testenv.Rows[struct{ ObjectNo, FromStatus, ToStatus string }](t, s, `SELECT object_no, from_status, to_status FROM events WHERE object_type = 'order' ORDER BY id`)
-	history := map[string][]string{}
-	for _, e := range events {
-		history[e.ObjectNo] = append(history[e.ObjectNo], e.FromStatus+"→"+e.ToStatus)
-	}
+	type eventRow struct{ ObjectNo, FromStatus, ToStatus string }
+	events := testenv.Rows[eventRow](t, s, `SELECT object_no, from_status, to_status FROM events WHERE object_type = 'order' ORDER BY id`)
+	history := groupBy(events, func(e eventRow) (string, string) { return e.ObjectNo, e.FromStatus + "→" + e.ToStatus })
 	wantHistory := []string{"-→pending", "pending→paid", "paid→claimed", "claimed→finished"}
 	for _, o := range orders {
 		if diff := cmp.Diff(wantHistory, history[o.no]); diff != "" {
@@ -229,14 +224,12 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	}
 
 	// One effect per order, of its kind; one applied payment per order.
-	effects := testenv.Rows[struct {
+	type effectRow struct {
 		OrderID int64
 		Effect  string
-	}](t, s, `SELECT order_id, effect FROM order_effects`)
-	effectsOf := map[int64][]string{}
-	for _, e := range effects {
-		effectsOf[e.OrderID] = append(effectsOf[e.OrderID], e.Effect)
 	}
+	effects := testenv.Rows[effectRow](t, s, `SELECT order_id, effect FROM order_effects`)
+	effectsOf := groupBy(effects, func(e effectRow) (int64, string) { return e.OrderID, e.Effect })
 	for id, o := range idOf {
 		if diff := cmp.Diff([]string{catalog[o.product].kind}, effectsOf[id]); diff != "" {
 			t.Errorf("effects of %s (-want +got):\n%s", o.no, diff)

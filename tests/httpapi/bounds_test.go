@@ -83,7 +83,6 @@ func (n rawNum) MarshalJSON() ([]byte, error) { return []byte(n), nil }
 // issue's wrapping values.
 func TestBodyFieldBounds(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{})
-	s.WaitReconciled(t, 15*time.Second)
 	ctx := t.Context()
 
 	// Products at their bounds, through the API.
@@ -412,7 +411,6 @@ func readUser(t *testing.T, s *testenv.Stack, id int64) userState {
 // wallet entry, balance, subscription or card key moves.
 func TestPlantedRowsRefusedAtDelivery(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{})
-	s.WaitReconciled(t, 15*time.Second)
 	ctx := t.Context()
 	plant := func(sku, kind string, price, credit, days int64) int64 {
 		t.Helper()
@@ -542,14 +540,11 @@ func TestPlantedRowsRefusedAtDelivery(t *testing.T) {
 // once, its keys recycled, with no refund record. The audit finds the ledger
 // consistent afterwards.
 func TestFreeOrder(t *testing.T) {
-	for _, backend := range []testenv.Backend{testenv.Shared, testenv.Embedded} {
-		t.Run(backend.String(), func(t *testing.T) { testFreeOrder(t, backend) })
-	}
+	testenv.EachBackend(t, testFreeOrder)
 }
 
 func testFreeOrder(t *testing.T, backend testenv.Backend) {
 	s := testenv.Start(t, testenv.Options{Backend: backend})
-	s.WaitReconciled(t, 15*time.Second)
 	ctx := t.Context()
 	card := s.NewCardProduct(t, "free-card", 0, 3)
 	trial := s.NewProduct(t, map[string]any{"sku": "free-trial", "kind": "subscription", "price_cents": 0, "days": 30})
