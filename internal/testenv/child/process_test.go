@@ -1,22 +1,21 @@
 package child_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"orderflow/internal/testenv"
 	"orderflow/internal/testenv/child"
 )
 
 // sh starts a shell script as a child, its output collected in out.
-func sh(t *testing.T, script string, group bool) (*child.Process, *syncBuffer) {
+func sh(t *testing.T, script string, group bool) (*child.Process, *testenv.LockedBuffer) {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &testenv.LockedBuffer{}
 	p, err := child.Start(child.Options{Path: "/bin/sh", Args: []string{"-c", script}, Env: os.Environ(), Out: out,
 		Group: group, DieWithParent: true})
 	if err != nil {
@@ -98,22 +97,4 @@ func TestWaitHTTPGivesUpWhenTheProcessExits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Errorf("WaitHTTP on an exited process: %v, want it to say the process exited", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the output copier and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
