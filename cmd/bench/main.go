@@ -319,7 +319,7 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 	}
 	logf("fixtures ready in %.1fs (%d keys)", time.Since(t).Seconds(), e.fx.keys)
 	c := e.client(s)
-	w := watched{"api": {s.api.pid()}, "bench": {os.Getpid()}}
+	w := watched{"api": {s.api.Pid()}, "bench": {os.Getpid()}}
 	if addr, err := mysqlHostPort(p.MySQL); err == nil {
 		if pid := pidListening(portOf(addr)); pid > 0 {
 			w["mariadbd"] = []int{pid}
@@ -329,7 +329,7 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 		w["redis-server"] = []int{pid}
 	}
 	for _, wk := range s.workers {
-		w["queue"] = append(w["queue"], wk.pid())
+		w["queue"] = append(w["queue"], wk.Pid())
 	}
 	cpu0 := w.snapshot()
 	r.E2E = &E2EReport{Workers: p.Workers, Pay: p.Pay}

@@ -5,42 +5,35 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"orderflow/internal/testenv/child"
 )
 
 // binaries are the product's two programs, built once per run.
 type binaries struct{ api, queue string }
 
 func buildBinaries(ctx context.Context, dir string) (binaries, error) {
-	b := binaries{api: filepath.Join(dir, "bin", "api"), queue: filepath.Join(dir, "bin", "queue")}
-	for pkg, out := range map[string]string{"./api": b.api, "./queue": b.queue} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return b, fmt.Errorf("go build %s: %w\n%s", pkg, err, msg)
-		}
-	}
-	return b, nil
+	bin := filepath.Join(dir, "bin")
+	err := child.Build(ctx, bin, "api", "queue")
+	return binaries{api: child.Path(bin, "api"), queue: child.Path(bin, "queue")}, err
 }
 
-// child is one product process started by the bench.
-type child struct {
-	name string
-	cmd  *exec.Cmd
+// benchChild is one product process started by the bench.
+type benchChild struct {
+	*child.Process
 	addr string // its ORDERFLOW_HTTP_ADDR
 	log  string
-	done chan struct{}
-	err  error
 }
 
 // startChild runs bin with the given environment (on top of the bench's
-// own, minus any ORDERFLOW_* it had), logging to dir/<name>.log.
-func startChild(name, bin string, args, env []string, addr, dir string) (*child, error) {
+// own, minus any ORDERFLOW_* it had), logging to dir/logs/<name>.log. A
+// bench killed mid-run takes its children with it.
+func startChild(name, bin string, args, env []string, addr, dir string) (*benchChild, error) {
 	logPath := filepath.Join(dir, "logs", name+".log")
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return nil, err
@@ -49,22 +42,14 @@ func startChild(name, bin string, args, env []string, addr, dir string) (*child,
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(cleanEnv(), env...)
-	cmd.Stdout, cmd.Stderr = f, f
-	// A bench killed mid-run takes its children with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	p, err := child.Start(child.Options{Name: name, Path: bin, Args: args, Env: append(cleanEnv(), env...),
+		Out: f, DieWithParent: true})
+	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
+		return nil, err
 	}
-	c := &child{name: name, cmd: cmd, addr: addr, log: logPath, done: make(chan struct{})}
-	go func() {
-		c.err = cmd.Wait()
-		f.Close()
-		close(c.done)
-	}()
-	return c, nil
+	go func() { <-p.Done(); f.Close() }()
+	return &benchChild{Process: p, addr: addr, log: logPath}, nil
 }
 
 // runOnce runs a short command (the migration) to completion.
@@ -87,51 +72,12 @@ func cleanEnv() []string {
 	return out
 }
 
-func (c *child) pid() int { return c.cmd.Process.Pid }
-
 // waitReady polls /readyz (database, Redis, migrations) until it answers 200.
-func (c *child) waitReady(ctx context.Context, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		select {
-		case <-c.done:
-			return fmt.Errorf("%s exited during start-up (%v); see %s", c.name, c.err, c.log)
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		resp, err := http.Get("http://" + c.addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
+func (c *benchChild) waitReady(ctx context.Context, within time.Duration) error {
+	if err := c.WaitHTTP(ctx, "http://"+c.addr+"/readyz", within); err != nil {
+		return fmt.Errorf("%w; see %s", err, c.log)
 	}
-	return fmt.Errorf("%s not ready after %s; see %s", c.name, within, c.log)
-}
-
-// stop sends SIGTERM and waits for a clean exit (the product exits 0 after
-// draining); after `within` it kills.
-func (c *child) stop(within time.Duration) error {
-	select {
-	case <-c.done:
-		return fmt.Errorf("%s had already exited: %v", c.name, c.err)
-	default:
-	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-		if c.err != nil {
-			return fmt.Errorf("%s: exit after SIGTERM: %w", c.name, c.err)
-		}
-		return nil
-	case <-time.After(within):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-		return fmt.Errorf("%s did not exit within %s of SIGTERM; killed", c.name, within)
-	}
+	return nil
 }
 
 // freeAddr returns a loopback address nobody listens on right now.
@@ -146,8 +92,8 @@ func freeAddr() (string, error) {
 
 // stack is one start of the product: an API and its workers.
 type stack struct {
-	api     *child
-	workers []*child
+	api     *benchChild
+	workers []*benchChild
 	apiURL  string
 }
 
@@ -214,8 +160,8 @@ func startStack(ctx context.Context, b binaries, e *benchEnv, sc stackConfig) (*
 	return s, nil
 }
 
-func (s *stack) all() []*child {
-	var out []*child
+func (s *stack) all() []*benchChild {
+	var out []*benchChild
 	if s.api != nil {
 		out = append(out, s.api)
 	}
@@ -227,7 +173,7 @@ func (s *stack) all() []*child {
 func (s *stack) stop() error {
 	var errs []error
 	for _, c := range s.all() {
-		if err := c.stop(30 * time.Second); err != nil {
+		if err := c.Stop(30 * time.Second); err != nil {
 			errs = append(errs, err)
 		}
 	}

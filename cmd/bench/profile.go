@@ -37,7 +37,7 @@ func captureProfiles(ctx context.Context, e *benchEnv, s *stack, dir string, at 
 		}()
 	}
 	for _, c := range s.all() {
-		capture(c.name, func(path string) error { return fetchProfile(ctx, e, c.addr, path, d) })
+		capture(c.Name, func(path string) error { return fetchProfile(ctx, e, c.addr, path, d) })
 	}
 	// The load generator itself: its CPU is taken from the stack it drives.
 	capture("bench", func(path string) error { return profileSelf(path, d) })

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -243,14 +244,7 @@ func (r *Report) writeJSON(w io.Writer, path string) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // planCounts renders "claim: PRIMARY ×7, idx_… ×3; finalize: …".
 func planCounts(plans map[string]map[string]int) string {

@@ -216,51 +216,52 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	a := &auditor{opt: opt, l: l, now: l.now}
 	rep := &Report{At: l.now}
 	for _, rule := range Rules {
-		res := Result{Rule: rule}
-		c := &collector{res: &res}
-		switch rule {
-		case RuleOrderSettled:
-			a.orderSettled(c)
-		case RuleCardKeyOwner:
-			a.cardKeyOwner(c)
-		case RuleCardOrderKeys:
-			a.cardOrderKeys(c)
-		case RuleOrderEffect:
-			a.orderEffect(c)
-		case RuleWalletBalance:
-			a.walletBalance(c)
-		case RulePaymentOutcome:
-			a.paymentOutcome(c)
-		case RuleProviderRefund:
-			if opt.Provider == nil {
-				res.Skipped = "no provider stats (-paysim)"
-				break
-			}
-			a.providerRefund(c)
-		case RuleEventMoves:
-			a.eventMoves(c)
-		case RuleEventHistory:
-			a.eventHistory(c)
-		case RuleStockFlow:
-			a.stockFlow(c)
-		case RuleStockCounter:
-			if opt.Redis == nil {
-				res.Skipped = "no Redis (-redis)"
-				break
-			}
-			if err := a.stockCounter(ctx, c); err != nil {
+		res := Result{Rule: rule, Skipped: skipReason(rule, opt)}
+		if res.Skipped == "" {
+			if err := ruleChecks[rule](a, ctx, &collector{res: &res}); err != nil {
 				return nil, fmt.Errorf("audit: %s: %w", rule, err)
 			}
-		case RulePendingSlots:
-			a.pendingSlots(c)
-		case RuleGroupSettlement:
-			a.groupSettlement(c)
-		case RuleOutboxDrained:
-			a.outboxDrained(c)
 		}
 		rep.Results = append(rep.Results, res)
 	}
 	return rep, nil
+}
+
+// ruleCheck applies one rule to the loaded ledger.
+type ruleCheck func(a *auditor, ctx context.Context, c *collector) error
+
+// ruleChecks is the check behind each of Rules.
+var ruleChecks = map[string]ruleCheck{
+	RuleOrderSettled:    ledgerOnly((*auditor).orderSettled),
+	RuleCardKeyOwner:    ledgerOnly((*auditor).cardKeyOwner),
+	RuleCardOrderKeys:   ledgerOnly((*auditor).cardOrderKeys),
+	RuleOrderEffect:     ledgerOnly((*auditor).orderEffect),
+	RuleWalletBalance:   ledgerOnly((*auditor).walletBalance),
+	RulePaymentOutcome:  ledgerOnly((*auditor).paymentOutcome),
+	RuleProviderRefund:  ledgerOnly((*auditor).providerRefund),
+	RuleEventMoves:      ledgerOnly((*auditor).eventMoves),
+	RuleEventHistory:    ledgerOnly((*auditor).eventHistory),
+	RuleStockFlow:       ledgerOnly((*auditor).stockFlow),
+	RuleStockCounter:    (*auditor).stockCounter,
+	RulePendingSlots:    ledgerOnly((*auditor).pendingSlots),
+	RuleGroupSettlement: ledgerOnly((*auditor).groupSettlement),
+	RuleOutboxDrained:   ledgerOnly((*auditor).outboxDrained),
+}
+
+// ledgerOnly adapts a check that reads nothing but the loaded ledger.
+func ledgerOnly(f func(*auditor, *collector)) ruleCheck {
+	return func(a *auditor, _ context.Context, c *collector) error { f(a, c); return nil }
+}
+
+// skipReason says why a rule cannot run with the inputs given ("" when it can).
+func skipReason(rule string, opt Options) string {
+	switch {
+	case rule == RuleProviderRefund && opt.Provider == nil:
+		return "no provider stats (-paysim)"
+	case rule == RuleStockCounter && opt.Redis == nil:
+		return "no Redis (-redis)"
+	}
+	return ""
 }
 
 // collector counts one rule's checks and violations.

@@ -184,36 +184,22 @@ func load(ctx context.Context, db *sql.DB) (*ledger, error) {
 			l.products[p.ID] = p
 			return err
 		}},
-		{`SELECT id, product_id, status, order_id FROM card_keys ORDER BY id`, func(r *sql.Rows) error {
-			var k cardKey
-			err := r.Scan(&k.ID, &k.ProductID, &k.Status, &k.OrderID)
-			l.keys = append(l.keys, k)
-			return err
-		}},
-		{`SELECT trade_no, order_id, amount_cents, disposition FROM payments ORDER BY id`, func(r *sql.Rows) error {
-			var p payment
-			err := r.Scan(&p.TradeNo, &p.OrderID, &p.AmountCents, &p.Disposition)
-			l.payments = append(l.payments, p)
-			return err
-		}},
-		{`SELECT refund_no, base_no, order_id, order_no, trade_no, amount_cents, status, updated_at FROM refunds ORDER BY id`, func(r *sql.Rows) error {
-			var x refund
-			err := r.Scan(&x.RefundNo, &x.BaseNo, &x.OrderID, &x.OrderNo, &x.TradeNo, &x.AmountCents, &x.Status, &x.UpdatedAt)
-			l.refunds = append(l.refunds, x)
-			return err
-		}},
+		{`SELECT id, product_id, status, order_id FROM card_keys ORDER BY id`,
+			appendTo(&l.keys, func(k *cardKey) []any { return []any{&k.ID, &k.ProductID, &k.Status, &k.OrderID} })},
+		{`SELECT trade_no, order_id, amount_cents, disposition FROM payments ORDER BY id`,
+			appendTo(&l.payments, func(p *payment) []any { return []any{&p.TradeNo, &p.OrderID, &p.AmountCents, &p.Disposition} })},
+		{`SELECT refund_no, base_no, order_id, order_no, trade_no, amount_cents, status, updated_at FROM refunds ORDER BY id`,
+			appendTo(&l.refunds, func(x *refund) []any {
+				return []any{&x.RefundNo, &x.BaseNo, &x.OrderID, &x.OrderNo, &x.TradeNo, &x.AmountCents, &x.Status, &x.UpdatedAt}
+			})},
 		{`SELECT id, balance_cents, pending_orders FROM users`, func(r *sql.Rows) error {
 			u := &user{}
 			err := r.Scan(&u.ID, &u.BalanceCents, &u.PendingOrders)
 			l.users[u.ID] = u
 			return err
 		}},
-		{`SELECT user_id, kind, ref, amount_cents FROM wallet_entries ORDER BY id`, func(r *sql.Rows) error {
-			var e walletEntry
-			err := r.Scan(&e.UserID, &e.Kind, &e.Ref, &e.AmountCents)
-			l.entries = append(l.entries, e)
-			return err
-		}},
+		{`SELECT user_id, kind, ref, amount_cents FROM wallet_entries ORDER BY id`,
+			appendTo(&l.entries, func(e *walletEntry) []any { return []any{&e.UserID, &e.Kind, &e.Ref, &e.AmountCents} })},
 		{`SELECT order_id, effect FROM order_effects`, func(r *sql.Rows) error {
 			var id int64
 			var eff string
@@ -227,18 +213,10 @@ func load(ctx context.Context, db *sql.DB) (*ledger, error) {
 			l.flows[f.OrderID] = append(l.flows[f.OrderID], f)
 			return err
 		}},
-		{`SELECT id, object_type, object_no, from_status, to_status, reason FROM events ORDER BY id`, func(r *sql.Rows) error {
-			var e event
-			err := r.Scan(&e.ID, &e.ObjectType, &e.ObjectNo, &e.From, &e.To, &e.Reason)
-			l.events = append(l.events, e)
-			return err
-		}},
-		{`SELECT notify_id, kind, subject, message FROM notifications ORDER BY id`, func(r *sql.Rows) error {
-			var n notification
-			err := r.Scan(&n.NotifyID, &n.Kind, &n.Subject, &n.Message)
-			l.notifications = append(l.notifications, n)
-			return err
-		}},
+		{`SELECT id, object_type, object_no, from_status, to_status, reason FROM events ORDER BY id`,
+			appendTo(&l.events, func(e *event) []any { return []any{&e.ID, &e.ObjectType, &e.ObjectNo, &e.From, &e.To, &e.Reason} })},
+		{`SELECT notify_id, kind, subject, message FROM notifications ORDER BY id`,
+			appendTo(&l.notifications, func(n *notification) []any { return []any{&n.NotifyID, &n.Kind, &n.Subject, &n.Message} })},
 		{"SELECT id, group_no, price_cents, deadline, status, updated_at FROM `groups` ORDER BY id", func(r *sql.Rows) error {
 			g := &group{}
 			err := r.Scan(&g.ID, &g.GroupNo, &g.PriceCents, &g.Deadline, &g.Status, &g.UpdatedAt)
@@ -251,12 +229,8 @@ func load(ctx context.Context, db *sql.DB) (*ledger, error) {
 			l.participants[p.GroupID] = append(l.participants[p.GroupID], p)
 			return err
 		}},
-		{`SELECT task_id, created_at FROM outbox ORDER BY id`, func(r *sql.Rows) error {
-			var o outboxRow
-			err := r.Scan(&o.TaskID, &o.CreatedAt)
-			l.outbox = append(l.outbox, o)
-			return err
-		}},
+		{`SELECT task_id, created_at FROM outbox ORDER BY id`,
+			appendTo(&l.outbox, func(o *outboxRow) []any { return []any{&o.TaskID, &o.CreatedAt} })},
 	}
 	for _, q := range queries {
 		if err := scanAll(ctx, tx, q.sql, q.scan); err != nil {
@@ -264,6 +238,17 @@ func load(ctx context.Context, db *sql.DB) (*ledger, error) {
 		}
 	}
 	return l, nil
+}
+
+// appendTo scans each row into a fresh T, whose fields in column order are
+// what fields returns, and appends it to dst.
+func appendTo[T any](dst *[]T, fields func(*T) []any) func(*sql.Rows) error {
+	return func(r *sql.Rows) error {
+		var v T
+		err := r.Scan(fields(&v)...)
+		*dst = append(*dst, v)
+		return err
+	}
 }
 
 func scanAll(ctx context.Context, tx *sql.Tx, query string, scan func(*sql.Rows) error) error {

@@ -2,6 +2,7 @@ package devmode
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -126,12 +127,9 @@ func (d *demo) paidAndDelivered(ctx context.Context) (string, error) {
 		o.OrderNo, history(f), f.FinishedAt.Sub(*f.PaidAt).Round(time.Millisecond), f.Cards), nil
 }
 
+// balance is the seeded buyer's wallet, as the admin API shows it.
 func (d *demo) balance(ctx context.Context) (int64, error) {
-	var u struct {
-		BalanceCents int64 `json:"balance_cents"`
-	}
-	err := d.api.call(ctx, "GET", fmt.Sprintf("/api/v1/admin/users/%d", d.seeded.BuyerID), d.admin, nil, &u)
-	return u.BalanceCents, err
+	return d.adminCount(ctx, fmt.Sprintf("/api/v1/admin/users/%d", d.seeded.BuyerID), "balance_cents")
 }
 
 func (d *demo) topUp(ctx context.Context) (string, error) {
@@ -153,12 +151,22 @@ func (d *demo) topUp(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%s  finished; the buyer's wallet %d → %d cents", o.OrderNo, before, after), err
 }
 
+// stock is the seeded card product's stock, as the admin API shows it.
 func (d *demo) stock(ctx context.Context) (int64, error) {
-	var p struct {
-		Stock int64 `json:"stock"`
+	return d.adminCount(ctx, fmt.Sprintf("/api/v1/admin/products/%d", d.seeded.CardProductID), "stock")
+}
+
+// adminCount reads one whole-number field of an admin API object.
+func (d *demo) adminCount(ctx context.Context, path, field string) (int64, error) {
+	var obj map[string]json.RawMessage
+	if err := d.api.call(ctx, "GET", path, d.admin, nil, &obj); err != nil {
+		return 0, err
 	}
-	err := d.api.call(ctx, "GET", fmt.Sprintf("/api/v1/admin/products/%d", d.seeded.CardProductID), d.admin, nil, &p)
-	return p.Stock, err
+	var n int64
+	if err := json.Unmarshal(obj[field], &n); err != nil {
+		return 0, fmt.Errorf("GET %s: field %s: %w", path, field, err)
+	}
+	return n, nil
 }
 
 func (d *demo) leftUnpaid(ctx context.Context) (string, error) {

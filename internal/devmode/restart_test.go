@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"orderflow/internal/paysim"
 	"orderflow/internal/testenv"
+	"orderflow/internal/testenv/child"
 	"orderflow/model"
 )
 
@@ -29,10 +29,12 @@ func startDev(t *testing.T, data string, env ...string) *devProcess {
 		api:    "127.0.0.1:" + strconv.Itoa(testenv.SparePort(t)),
 		paysim: "127.0.0.1:" + strconv.Itoa(testenv.SparePort(t)),
 	}
-	cmd := exec.Command(orderflowBin, "dev", "-data", data, "-api", d.api, "-paysim", d.paysim,
-		"-worker", "127.0.0.1:"+strconv.Itoa(testenv.SparePort(t)))
-	cmd.Env = append(os.Environ(), env...)
-	d.ChildWorker = testenv.StartChild(t, cmd)
+	d.ChildWorker = testenv.StartChild(t, child.Options{
+		Path: testenv.Binary("cmd/orderflow"),
+		Args: []string{"dev", "-data", data, "-api", d.api, "-paysim", d.paysim,
+			"-worker", "127.0.0.1:" + strconv.Itoa(testenv.SparePort(t))},
+		Env: append(os.Environ(), env...),
+	})
 	testenv.Eventually(t, time.Minute, "orderflow dev is up", func() (bool, error) {
 		if d.Exited() {
 			t.Fatalf("orderflow dev exited at start:\n%s", d.Out.String())
@@ -150,9 +152,7 @@ func TestKilledWithOrdersPaidThenRestarted(t *testing.T) {
 		t.Errorf("unpaid order %s: %s with %d keys, want closed with none", unpaid, o.Status, len(o.Cards))
 	}
 
-	if err := second.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
+	second.SignalT(t, os.Interrupt)
 	if code := second.WaitExit(t, 30*time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0", code)
 	}

@@ -1,25 +1,24 @@
 package testenv
 
 import (
-	"errors"
+	"bytes"
 	"os"
-	"os/exec"
-	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"orderflow/internal/testenv/child"
 	"orderflow/svc"
 )
 
-// ChildWorker is an orderflow process a test runs on its own (a binary built
-// by BuildBinaries): it can be killed for real, and its failpoints are its
-// own, so tests arming them never collide in the test process.
+// ChildWorker is an orderflow process a test runs on its own (a binary Main
+// built): it can be killed for real, and its failpoints are its own, so
+// tests arming them never collide in the test process.
 type ChildWorker struct {
+	*child.Process
 	// Out collects the process's stdout and stderr.
-	Out  *LockedBuffer
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error // cmd.Wait's result, set before done closes
+	Out *LockedBuffer
 }
 
 // StartChildWorker starts the worker binary on cfg with an
@@ -27,57 +26,54 @@ type ChildWorker struct {
 // It is killed when the test ends; its output is logged if the test failed.
 func StartChildWorker(t testing.TB, bin string, cfg svc.Config, failpoints string, env ...string) *ChildWorker {
 	t.Helper()
-	cmd := exec.Command(bin)
-	cmd.Env = append(Env(cfg), env...)
+	env = append(Env(cfg), env...)
 	if failpoints != "" {
-		cmd.Env = append(cmd.Env, "ORDERFLOW_FAILPOINTS="+failpoints)
+		env = append(env, "ORDERFLOW_FAILPOINTS="+failpoints)
 	}
-	return StartChild(t, cmd)
+	return StartChild(t, child.Options{Name: "worker", Path: bin, Env: env})
 }
 
-// StartChild starts a prepared command the same way: killed when the test
-// ends, its output logged if the test failed.
-func StartChild(t testing.TB, cmd *exec.Cmd) *ChildWorker {
+// StartChild starts o the same way: its output collected in Out, killed
+// (SIGKILL) when the test ends, the output logged if the test failed.
+func StartChild(t testing.TB, o child.Options) *ChildWorker {
 	t.Helper()
-	c := &ChildWorker{cmd: cmd, Out: &LockedBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = c.Out, c.Out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", cmd.Path, err)
+	c := &ChildWorker{Out: &LockedBuffer{}}
+	o.Out = c.Out
+	p, err := child.Start(o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	go func() { c.err = cmd.Wait(); close(c.done) }()
+	c.Process = p
 	t.Cleanup(func() {
+		if o.Group && !c.Exited() {
+			// A group (a script and what it started) gets the chance to
+			// stop its members before they are all killed.
+			_ = c.SignalGroup(syscall.SIGTERM)
+			select {
+			case <-c.Done():
+			case <-time.After(15 * time.Second):
+			}
+		}
+		if o.Group {
+			_ = c.SignalGroup(syscall.SIGKILL)
+		}
 		c.Kill()
 		if t.Failed() {
 			out := c.Out.String()
 			if len(out) > 8<<10 { // the driver logs every refused connection during an outage
 				out = "…" + out[len(out)-8<<10:]
 			}
-			t.Logf("process %d (%s) output:\n%s", cmd.Process.Pid, strings.Join(cmd.Args, " "), out)
+			t.Logf("%s (pid %d) output:\n%s", c.Name, c.Pid(), out)
 		}
 	})
 	return c
 }
 
-// Pid is the process's id.
-func (c *ChildWorker) Pid() int { return c.cmd.Process.Pid }
-
-// Exited reports whether the process has ended.
-func (c *ChildWorker) Exited() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Kill ends the process with SIGKILL (no draining) and waits for it.
-func (c *ChildWorker) Kill() {
-	select {
-	case <-c.done:
-	default:
-		_ = c.cmd.Process.Kill()
-		<-c.done
+// SignalT sends sig to the process and fails the test if it cannot.
+func (c *ChildWorker) SignalT(t testing.TB, sig os.Signal) {
+	t.Helper()
+	if err := c.Signal(sig); err != nil {
+		t.Fatalf("signal %s: %v", c.Name, err)
 	}
 }
 
@@ -85,21 +81,34 @@ func (c *ChildWorker) Kill() {
 func (c *ChildWorker) WaitExit(t testing.TB, within time.Duration) int {
 	t.Helper()
 	select {
-	case <-c.done:
+	case <-c.Done():
 	case <-time.After(within):
-		t.Fatalf("worker process %d still running after %v; output:\n%s", c.cmd.Process.Pid, within, c.Out.String())
+		t.Fatalf("%s (pid %d) still running after %v; output:\n%s", c.Name, c.Pid(), within, c.Out.String())
 	}
-	var ee *exec.ExitError
-	switch {
-	case c.err == nil:
-		return 0
-	case errors.As(c.err, &ee):
-		return ee.ExitCode()
-	default:
-		t.Fatalf("worker process %d: %v", c.cmd.Process.Pid, c.err)
-		return -1
+	code, ok := child.ExitCode(c.Err())
+	if !ok {
+		t.Fatalf("%s (pid %d): %v", c.Name, c.Pid(), c.Err())
 	}
+	return code
 }
 
-// Signal sends sig to the process (os.Interrupt is Ctrl-C).
-func (c *ChildWorker) Signal(sig os.Signal) error { return c.cmd.Process.Signal(sig) }
+// LockedBuffer is a bytes.Buffer safe for a child process's output copier
+// and the test reading it at once.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns everything written so far.
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

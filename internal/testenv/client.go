@@ -1,11 +1,10 @@
 package testenv
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,37 +21,21 @@ var httpClient = &http.Client{Timeout: 30 * time.Second}
 // answer into out (if not nil) and returns the status.
 func (c *Client) Do(t testing.TB, method, path string, body any, out any, headers ...string) int {
 	t.Helper()
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rd = bytes.NewReader(b)
+		raw = b
 	}
-	req, err := http.NewRequest(method, c.Base+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	st, raw := c.Raw(t, method, path, raw, headers...)
 	if out != nil && len(raw) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
 		}
 	}
-	return resp.StatusCode
+	return st
 }
 
 // User is a buyer created through the admin API.
@@ -79,6 +62,15 @@ func (s *Stack) NewProduct(t testing.TB, p map[string]any) int64 {
 		t.Fatalf("create product %v: status %d", p, st)
 	}
 	return out.ID
+}
+
+// NewCardProduct adds a card product named sku at price with keys fresh
+// keys, their codes prefixed with the upper-cased sku.
+func (s *Stack) NewCardProduct(t testing.TB, sku string, price int64, keys int) int64 {
+	t.Helper()
+	id := s.NewProduct(t, map[string]any{"sku": sku, "kind": "card", "price_cents": price})
+	s.AddCards(t, id, strings.ToUpper(sku), keys)
+	return id
 }
 
 // AddCards adds n keys with a prefix to a card product and returns the codes.

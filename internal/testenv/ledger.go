@@ -33,6 +33,17 @@ func (s *Stack) OrderRow(t testing.TB, orderNo string) *model.Order {
 	return o
 }
 
+// Rows runs a read-only query on the stack's ledger and scans every row
+// into a T (a model row, a struct of the selected columns, or a scalar).
+func Rows[T any](t testing.TB, s *Stack, query string, args ...any) []T {
+	t.Helper()
+	var out []T
+	if err := s.SC.DB.Raw(query, args...).Scan(&out).Error; err != nil {
+		t.Fatalf("ledger query %q: %v", query, err)
+	}
+	return out
+}
+
 // Moves returns an order's event history as "from→to" strings, oldest first.
 func (s *Stack) Moves(t testing.TB, orderNo string) []string {
 	t.Helper()
@@ -45,6 +56,33 @@ func (s *Stack) Moves(t testing.TB, orderNo string) []string {
 		out[i] = e.FromStatus + "→" + e.ToStatus
 	}
 	return out
+}
+
+// MoveCount counts an order's moves equal to move ("claimed→finished").
+func (s *Stack) MoveCount(t testing.TB, orderNo, move string) int {
+	t.Helper()
+	n := 0
+	for _, m := range s.Moves(t, orderNo) {
+		if m == move {
+			n++
+		}
+	}
+	return n
+}
+
+// CheckFinishedOnce asserts an order was delivered exactly once as the
+// ledger tells it: one order_effects row and one claimed→finished move. It
+// returns the order's row for the kind-specific checks.
+func (s *Stack) CheckFinishedOnce(t testing.TB, orderNo string) *model.Order {
+	t.Helper()
+	o := s.OrderRow(t, orderNo)
+	if n := s.Count(t, `SELECT COUNT(*) FROM order_effects WHERE order_id = ?`, o.ID); n != 1 {
+		t.Errorf("order %s: %d order_effects rows, want 1", orderNo, n)
+	}
+	if n := s.MoveCount(t, orderNo, "claimed→finished"); n != 1 {
+		t.Errorf("order %s: %d claimed→finished moves, want 1 (history %v)", orderNo, n, s.Moves(t, orderNo))
+	}
+	return o
 }
 
 // WaitStatus polls the ledger until the order is in status.

@@ -20,14 +20,6 @@ import (
 type RedisCluster struct {
 	// Addrs are the masters' host:port, the seed list for a cluster client.
 	Addrs []string
-	nodes []*clusterNode
-}
-
-type clusterNode struct {
-	port int
-	cmd  *exec.Cmd
-	out  *LockedBuffer
-	done chan struct{}
 }
 
 // StartRedisCluster starts n (≥3) empty, non-persistent cluster-mode
@@ -35,41 +27,18 @@ type clusterNode struct {
 // waits until each node reports cluster_state:ok.
 func StartRedisCluster(t testing.TB, n int) *RedisCluster {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		bin = "/usr/bin/redis-server"
-	}
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
 		cli = "/usr/bin/redis-cli"
 	}
 	dir := t.TempDir()
 	rc := &RedisCluster{}
-	t.Cleanup(func() {
-		for _, nd := range rc.nodes {
-			_ = nd.cmd.Process.Kill()
-			<-nd.done
-			if t.Failed() {
-				t.Logf("cluster node :%d output:\n%s", nd.port, nd.out.String())
-			}
-		}
-	})
 	for range n {
 		port := clusterPort(t)
-		nd := &clusterNode{port: port, out: &LockedBuffer{}, done: make(chan struct{})}
-		nd.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", port)),
-			"--cluster-node-timeout", "5000", "--save", "", "--appendonly", "no", "--dir", dir, "--protected-mode", "no")
-		nd.cmd.Stdout, nd.cmd.Stderr = nd.out, nd.out
-		if err := nd.cmd.Start(); err != nil {
-			t.Fatalf("testenv: start cluster node: %v", err)
-		}
-		go func() { _ = nd.cmd.Wait(); close(nd.done) }()
-		rc.nodes = append(rc.nodes, nd)
+		startRedis(t, port, "--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", port)),
+			"--cluster-node-timeout", "5000", "--dir", dir)
 		rc.Addrs = append(rc.Addrs, "127.0.0.1:"+strconv.Itoa(port))
-	}
-	for _, a := range rc.Addrs {
-		waitPing(t, a)
 	}
 	args := append([]string{"--cluster", "create"}, rc.Addrs...)
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
@@ -102,25 +71,6 @@ func clusterInfo(addr string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	return c.ClusterInfo(ctx).Result()
-}
-
-func waitPing(t testing.TB, addr string) {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("testenv: redis %s not answering PING: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // clusterPort is a spare port whose cluster-bus port (+10000) is free too.

@@ -42,6 +42,14 @@ const (
 	Embedded
 )
 
+// EachBackend runs test as a subtest on each backend (named after it), for
+// the paths whose SQL differs between MariaDB and SQLite.
+func EachBackend(t *testing.T, test func(t *testing.T, backend Backend)) {
+	for _, b := range []Backend{Shared, Embedded} {
+		t.Run(b.String(), func(t *testing.T) { test(t, b) })
+	}
+}
+
 func (b Backend) String() string {
 	if b == Embedded {
 		return "embedded"
@@ -59,7 +67,9 @@ type Options struct {
 	NoWorker bool
 }
 
-// Start boots a stack and stops it when the test ends.
+// Start boots a stack and stops it when the test ends. With a worker it
+// returns once the start-up reconciliation has completed, so a test's first
+// orders never race its stock-counter rebuild.
 func Start(t testing.TB, opt Options) *Stack {
 	t.Helper()
 	var cfg svc.Config

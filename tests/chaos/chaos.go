@@ -15,18 +15,23 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"orderflow/internal/audit"
+	"orderflow/internal/testenv/child"
 	"orderflow/model"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// Binaries are the commands a run starts as child processes.
+var Binaries = []string{"api", "queue", "cmd/paysim"}
 
 // Config tunes a run.
 type Config struct {
@@ -41,7 +46,7 @@ type Config struct {
 	Workers int
 	// Clients is the number of concurrent workload clients (0: 8, or 6 when Short).
 	Clients int
-	// BinDir holds prebuilt api, queue and paysim binaries; empty builds them.
+	// BinDir holds prebuilt Binaries; empty builds them.
 	BinDir string
 	// WorkDir keeps logs (empty: a temporary directory, removed after a
 	// passing run unless Keep).
@@ -196,8 +201,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	bin := cfg.BinDir
 	if bin == "" {
 		bin = filepath.Join(dir, "bin")
-		out.Printf("building api, queue, paysim into %s", bin)
-		if err := BuildBinaries(bin); err != nil {
+		out.Printf("building %v into %s", Binaries, bin)
+		if err := child.Build(ctx, bin, Binaries...); err != nil {
 			return nil, err
 		}
 	}
@@ -411,9 +416,9 @@ func (r *Report) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, " %9d\n", total)
 	}
-	fmt.Fprintf(w, "payments by disposition: %s\n", kv64(r.Payments))
-	fmt.Fprintf(w, "refunds by status: %s\n", kv64(r.Refunds))
-	fmt.Fprintf(w, "groups by status: %s\n", kv64(r.Groups))
+	fmt.Fprintf(w, "payments by disposition: %s\n", kv(r.Payments))
+	fmt.Fprintf(w, "refunds by status: %s\n", kv(r.Refunds))
+	fmt.Fprintf(w, "groups by status: %s\n", kv(r.Groups))
 	fmt.Fprintf(w, "operator actions: %s\n", kv(r.Operator))
 	fmt.Fprintf(w, "repair paths exercised: %s\n", kv(r.Recoveries))
 	fmt.Fprintf(w, "notifications delivered to the webhook: %d\n", r.Notifications)
@@ -440,29 +445,9 @@ func (r *Report) Print(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "  not run\n")
 	}
-	fmt.Fprintf(w, "lost acknowledged writes: %d\n", len(r.Lost))
-	for i, l := range r.Lost {
-		if i == 10 {
-			fmt.Fprintf(w, "  … %d more\n", len(r.Lost)-10)
-			break
-		}
-		fmt.Fprintf(w, "  %s\n", l)
-	}
-	fmt.Fprintf(w, "buyer views disagreeing with the ledger at rest: %d\n", len(r.Stale))
-	for i, l := range r.Stale {
-		if i == 10 {
-			fmt.Fprintf(w, "  … %d more\n", len(r.Stale)-10)
-			break
-		}
-		fmt.Fprintf(w, "  %s\n", l)
-	}
-	fmt.Fprintf(w, "panics / data races in process logs: %d\n", len(r.Panics))
-	for i, l := range r.Panics {
-		if i == 10 {
-			break
-		}
-		fmt.Fprintf(w, "  %s\n", l)
-	}
+	printFirst(w, "lost acknowledged writes", r.Lost)
+	printFirst(w, "buyer views disagreeing with the ledger at rest", r.Stale)
+	printFirst(w, "panics / data races in process logs", r.Panics)
 	if m := r.MissingFaults(); len(m) > 0 {
 		fmt.Fprintf(w, "fault kinds never injected: %s\n", strings.Join(m, ", "))
 	}
@@ -473,27 +458,22 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "\nviolations: %d — %s\n", r.Violations(), verdict)
 }
 
-func sortedStrings[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// printFirst prints a count and the first ten of a list of findings.
+func printFirst(w io.Writer, title string, items []string) {
+	fmt.Fprintf(w, "%s: %d\n", title, len(items))
+	for i, l := range items {
+		if i == 10 {
+			fmt.Fprintf(w, "  … %d more\n", len(items)-10)
+			break
+		}
+		fmt.Fprintf(w, "  %s\n", l)
 	}
-	sort.Strings(out)
-	return out
 }
 
-func kv(m map[string]int) string {
-	var parts []string
-	for _, k := range sortedStrings(m) {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
+func sortedStrings[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
-func kv64(m map[string]int64) string {
+// kv renders a count per name, sorted by name.
+func kv[N int | int64](m map[string]N) string {
 	var parts []string
 	for _, k := range sortedStrings(m) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))

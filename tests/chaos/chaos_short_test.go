@@ -2,35 +2,17 @@ package chaos_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"orderflow/internal/testenv"
 	"orderflow/tests/chaos"
 )
 
-// binDir holds the api, queue and paysim binaries TestMain builds.
-var binDir string
-
-func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		dir, err := os.MkdirTemp("", "orderflow-chaos-bin-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		if err := chaos.BuildBinaries(dir); err != nil {
-			fmt.Fprintln(os.Stderr, "chaos: build binaries:", err)
-			return 1
-		}
-		binDir = dir
-		return m.Run()
-	}())
-}
+func TestMain(m *testing.M) { testenv.Main(m, testenv.WithBinaries(chaos.Binaries...)) }
 
 // testWriter sends progress lines to the test log.
 type testWriter struct{ t *testing.T }
@@ -56,7 +38,7 @@ func TestChaosShort(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	start := time.Now()
-	rep, err := chaos.Run(ctx, chaos.Config{Seed: seed, Short: true, BinDir: binDir, Out: testWriter{t}})
+	rep, err := chaos.Run(ctx, chaos.Config{Seed: seed, Short: true, BinDir: testenv.BinDir(), Out: testWriter{t}})
 	var b strings.Builder
 	if rep != nil {
 		rep.Print(&b)

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -83,33 +82,6 @@ func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// moduleRoot finds the directory of orderflow's go.mod.
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("not inside the orderflow module")
-	}
-	return filepath.Dir(mod), nil
-}
-
-// BuildBinaries builds api, queue and paysim into dir.
-func BuildBinaries(dir string) error {
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./api", "./queue", "./cmd/paysim")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return nil
 }
 
 type clusterConfig struct {

@@ -214,7 +214,7 @@ func (in *injector) inject(ctx context.Context, f fault) {
 		c.redis.proc.Kill9()
 		wait()
 		c.redis.proc.Want() // no persistence: it comes back empty
-	case FaultMariaDBKill:
+	case FaultMariaDBKill, FaultMariaDBOutage:
 		c.db.proc.Kill9()
 		wait()
 		c.db.proc.Want()
@@ -223,11 +223,6 @@ func (in *injector) inject(ctx context.Context, f fault) {
 	case FaultRedisPartial:
 		tasks, counters, err := c.redis.forgetShare(ctx, in.rng(f), f.share)
 		in.out.Printf("redis-partial: deleted %d tasks and %d stock counters (err %v)", tasks, counters, err)
-	case FaultMariaDBOutage:
-		c.db.proc.Kill9()
-		wait()
-		c.db.proc.Want()
-		_ = c.db.WaitReady(context.WithoutCancel(ctx), 60*time.Second)
 	case FaultWorkersAcrossSlot:
 		// Down from just before a reconciliation slot to just after it.
 		slot := time.Now().Truncate(reconcileEvery).Add(reconcileEvery)

@@ -2,15 +2,14 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 	"time"
 
 	"orderflow/internal/infra/failpoint"
+	"orderflow/internal/testenv/child"
 )
 
 // proc is one supervised child process. While it is wanted, the supervisor
@@ -25,7 +24,7 @@ type proc struct {
 	log  string // file the output is appended to
 
 	mu        sync.Mutex
-	cmd       *exec.Cmd
+	cmd       *child.Process // nil while not running
 	done      chan struct{}
 	want      bool
 	stopped   bool // SIGSTOP'd
@@ -49,26 +48,25 @@ func (p *proc) spawnLocked() error {
 		return err
 	}
 	fmt.Fprintf(f, "\n==== chaos: start #%d of %s at %s ====\n", p.starts+1, p.name, time.Now().UTC().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.path, p.args...)
-	cmd.Env = p.env
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = childAttrs()
-	if err := cmd.Start(); err != nil {
+	pr, err := child.Start(child.Options{Name: p.name, Path: p.path, Args: p.args, Env: p.env, Out: f,
+		Group: true, DieWithParent: true})
+	if err != nil {
 		f.Close()
-		return fmt.Errorf("start %s: %w", p.name, err)
+		return err
 	}
 	done := make(chan struct{})
-	p.cmd, p.done, p.planned, p.stopped = cmd, done, false, false
+	p.cmd, p.done, p.planned, p.stopped = pr, done, false, false
 	p.starts++
 	go func() {
-		err := cmd.Wait()
+		<-pr.Done()
+		err := pr.Err()
 		f.Close()
 		p.mu.Lock()
 		if !p.planned && !injectedDeath(err) {
 			p.unplanned++
 			p.lastExit = fmt.Sprint(err)
 		}
-		if p.cmd == cmd {
+		if p.cmd == pr {
 			p.cmd = nil
 		}
 		p.mu.Unlock()
@@ -91,19 +89,7 @@ func (p *proc) Kill9() { p.signalAndWait(syscall.SIGKILL) }
 // Stop stops wanting the process, sends SIGTERM and waits (then SIGKILL
 // after grace).
 func (p *proc) Stop(grace time.Duration) {
-	p.mu.Lock()
-	p.want = false
-	cmd, done := p.cmd, p.done
-	if cmd == nil {
-		p.mu.Unlock()
-		return
-	}
-	p.planned = true
-	if p.stopped {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	p.mu.Unlock()
+	done := p.release(syscall.SIGTERM)
 	select {
 	case <-done:
 	case <-time.After(grace):
@@ -111,26 +97,35 @@ func (p *proc) Stop(grace time.Duration) {
 	}
 }
 
-func (p *proc) signalAndWait(sig syscall.Signal) {
+func (p *proc) signalAndWait(sig syscall.Signal) { <-p.release(sig) }
+
+// release stops wanting the process and sends it sig (thawing it first if
+// it is frozen, so it can act on the signal); the channel closes once it is
+// gone (at once when it was not running).
+func (p *proc) release(sig syscall.Signal) <-chan struct{} {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.want = false
-	cmd, done := p.cmd, p.done
-	if cmd == nil {
-		p.mu.Unlock()
-		return
+	if p.cmd == nil {
+		return closed
 	}
 	p.planned = true
-	_ = cmd.Process.Signal(sig)
-	p.mu.Unlock()
-	<-done
+	if p.stopped && sig != syscall.SIGKILL {
+		_ = p.cmd.Signal(syscall.SIGCONT)
+	}
+	_ = p.cmd.Signal(sig)
+	return p.done
 }
+
+// closed is a channel that is already closed.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Freeze sends SIGSTOP: the process keeps its sockets but answers nothing.
 func (p *proc) Freeze() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd != nil {
-		_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+		_ = p.cmd.Signal(syscall.SIGSTOP)
 		p.stopped = true
 	}
 }
@@ -140,7 +135,7 @@ func (p *proc) Thaw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd != nil && p.stopped {
-		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+		_ = p.cmd.Signal(syscall.SIGCONT)
 		p.stopped = false
 	}
 }
@@ -148,8 +143,8 @@ func (p *proc) Thaw() {
 // injectedDeath: the process exited at one of the product's failpoints
 // (failpoint.ExitCode), which a fault asked for — not an unplanned exit.
 func injectedDeath(err error) bool {
-	var ee *exec.ExitError
-	return errors.As(err, &ee) && ee.ExitCode() == failpoint.ExitCode
+	code, ok := child.ExitCode(err)
+	return ok && err != nil && code == failpoint.ExitCode
 }
 
 // RestartWith kills the process and starts it once more with extra

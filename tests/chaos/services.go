@@ -123,19 +123,7 @@ func (m *mariaDB) WaitReady(ctx context.Context, within time.Duration) error {
 	}
 	db := sql.OpenDB(conn)
 	defer db.Close()
-	deadline := time.Now().Add(within)
-	for {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		err := db.PingContext(pctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("mariadb :%d not ready: %w", m.port, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return pollReady(ctx, within, 100*time.Millisecond, fmt.Sprintf("mariadb :%d", m.port), db.PingContext)
 }
 
 // redisServer is a private, non-persistent redis-server: a restart is empty.
@@ -160,39 +148,46 @@ func (r *redisServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(r.port)
 func (r *redisServer) WaitReady(ctx context.Context, within time.Duration) error {
 	c := redis.NewClient(&redis.Options{Addr: r.Addr(), DialTimeout: 300 * time.Millisecond, MaxRetries: -1})
 	defer c.Close()
-	deadline := time.Now().Add(within)
-	for {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		err := c.Ping(pctx).Err()
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("redis :%d not ready: %w", r.port, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return pollReady(ctx, within, 50*time.Millisecond, fmt.Sprintf("redis :%d", r.port),
+		func(ctx context.Context) error { return c.Ping(ctx).Err() })
 }
 
 // waitHTTP polls url until it answers 200.
 func waitHTTP(ctx context.Context, url string, within time.Duration) error {
 	c := &http.Client{Timeout: time.Second}
+	return pollReady(ctx, within, 100*time.Millisecond, url, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+// pollReady calls ping, each try bounded by a second, every `every` until it
+// succeeds, ctx ends or within has passed.
+func pollReady(ctx context.Context, within, every time.Duration, what string, ping func(context.Context) error) error {
 	deadline := time.Now().Add(within)
 	for {
-		resp, err := c.Get(url)
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := ping(pctx)
+		cancel()
 		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("status %d", resp.StatusCode)
+			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%s not ready: %w", url, err)
+			return fmt.Errorf("%s not ready: %w", what, err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(every)
 	}
 }
 

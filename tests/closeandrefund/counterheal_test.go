@@ -32,9 +32,8 @@ func forceCounter(t testing.TB, s *testenv.Stack, productID, n int64) {
 func TestCounterForcedToZeroSellsTheKeysOnSale(t *testing.T) {
 	const keys = 10
 	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) { c.MaxPending = keys + 1 }})
-	pid := s.NewProduct(t, map[string]any{"sku": "forced-zero", "kind": "card", "price_cents": 100})
-	s.AddCards(t, pid, "ZERO", keys)
-	buyer := newBuyers(t, s, "zero", 1)[0]
+	pid, buyers := cardShop(t, s, "forced-zero", 100, keys, 1)
+	buyer := buyers[0]
 	forceCounter(t, s, pid, 0)
 	for i := range keys {
 		res, err := tryCreate(buyer, pid, 1)
@@ -62,9 +61,8 @@ func TestCounterHealsAfterATakeThatNeverCommitted(t *testing.T) {
 	const keys = 60
 	ctx := context.Background()
 	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) { c.MaxPending = keys }})
-	pid := s.NewProduct(t, map[string]any{"sku": "dead-take", "kind": "card", "price_cents": 100})
-	s.AddCards(t, pid, "DEAD", keys)
-	buyer := newBuyers(t, s, "dead", 1)[0]
+	pid, buyers := cardShop(t, s, "dead-take", 100, keys, 1)
+	buyer := buyers[0]
 	forceCounter(t, s, pid, keys)
 	// The dying process's take of every key: counted in Redis, never committed.
 	if out, err := stock.NewCounter(s.SC.Redis).Take(ctx, pid, "dead-process", keys); err != nil || out != stock.Taken {
@@ -96,9 +94,7 @@ func TestCloseRestoreFailureIsRunAgain(t *testing.T) {
 	const keys = 3
 	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) { c.OrderTTL = svc.Duration(time.Second) }})
 	t.Cleanup(failpoint.Reset)
-	pid := s.NewProduct(t, map[string]any{"sku": "restore-fails", "kind": "card", "price_cents": 100})
-	s.AddCards(t, pid, "RESTORE", keys)
-	buyers := newBuyers(t, s, "restore", 2)
+	pid, buyers := cardShop(t, s, "restore-fails", 100, keys, 2)
 
 	expired, err := mustCreate(buyers[0], pid, 1)
 	if err != nil {
@@ -131,9 +127,7 @@ func TestCounterRebuildBesideARestore(t *testing.T) {
 	ctx := context.Background()
 	s := testenv.Start(t, testenv.Options{NoWorker: true})
 	t.Cleanup(failpoint.Reset)
-	pid := s.NewProduct(t, map[string]any{"sku": "rebuild-race", "kind": "card", "price_cents": 100})
-	s.AddCards(t, pid, "RACE", keys)
-	buyers := newBuyers(t, s, "race", 2)
+	pid, buyers := cardShop(t, s, "rebuild-race", 100, keys, 2)
 	first, err := mustCreate(buyers[0], pid, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -39,11 +39,11 @@ func TestDuplicateAndWrongPayments(t *testing.T) {
 	orderOf := func(t *testing.T, no string) *model.Order { t.Helper(); return s.OrderRow(t, no) }
 	paymentsFor := func(t *testing.T, orderID int64) []model.Payment {
 		t.Helper()
-		return scan[model.Payment](t, s, `SELECT * FROM payments WHERE order_id = ? ORDER BY id`, orderID)
+		return testenv.Rows[model.Payment](t, s, `SELECT * FROM payments WHERE order_id = ? ORDER BY id`, orderID)
 	}
 	refundsFor := func(t *testing.T, orderID int64) []model.Refund {
 		t.Helper()
-		return scan[model.Refund](t, s, `SELECT * FROM refunds WHERE order_id = ? ORDER BY id`, orderID)
+		return testenv.Rows[model.Refund](t, s, `SELECT * FROM refunds WHERE order_id = ? ORDER BY id`, orderID)
 	}
 	waitRefundsSucceeded := func(t *testing.T, orderID int64, want int) []model.Refund {
 		t.Helper()

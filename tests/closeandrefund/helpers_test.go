@@ -98,6 +98,13 @@ func payOrder(s *testenv.Stack, orderNo string, amount int64, tradeNo string) (s
 	return trade, nil
 }
 
+// cardShop adds a card product named sku at price with keys keys and n
+// buyers named after it.
+func cardShop(t *testing.T, s *testenv.Stack, sku string, price int64, keys, n int) (int64, []*testenv.Client) {
+	t.Helper()
+	return s.NewCardProduct(t, sku, price, keys), newBuyers(t, s, sku, n)
+}
+
 // newBuyers creates n buyers through the admin API and returns clients
 // acting as them.
 func newBuyers(t *testing.T, s *testenv.Stack, prefix string, n int) []*testenv.Client {
@@ -157,20 +164,11 @@ func parallel(n, workers int, f func(i int) error) error {
 
 // ---- the ledger, read raw ----
 
-func scan[T any](t testing.TB, s *testenv.Stack, query string, args ...any) []T {
-	t.Helper()
-	var out []T
-	if err := s.SC.DB.Raw(query, args...).Scan(&out).Error; err != nil {
-		t.Fatalf("ledger query %q: %v", query, err)
-	}
-	return out
-}
-
 // ordersByNo reads every order of the stack's ledger.
 func ordersByNo(t testing.TB, s *testenv.Stack) map[string]model.Order {
 	t.Helper()
 	out := map[string]model.Order{}
-	for _, o := range scan[model.Order](t, s, `SELECT * FROM orders`) {
+	for _, o := range testenv.Rows[model.Order](t, s, `SELECT * FROM orders`) {
 		out[o.OrderNo] = o
 	}
 	return out
@@ -180,7 +178,7 @@ func ordersByNo(t testing.TB, s *testenv.Stack) map[string]model.Order {
 func orderEvents(t testing.TB, s *testenv.Stack) map[string][]model.Event {
 	t.Helper()
 	out := map[string][]model.Event{}
-	for _, e := range scan[model.Event](t, s, `SELECT * FROM events WHERE object_type = 'order' ORDER BY id`) {
+	for _, e := range testenv.Rows[model.Event](t, s, `SELECT * FROM events WHERE object_type = 'order' ORDER BY id`) {
 		out[e.ObjectNo] = append(out[e.ObjectNo], e)
 	}
 	return out
@@ -206,7 +204,7 @@ type cardKey struct {
 
 func cardKeys(t testing.TB, s *testenv.Stack) []cardKey {
 	t.Helper()
-	return scan[cardKey](t, s, `SELECT id, product_id, code, status, order_id FROM card_keys ORDER BY id`)
+	return testenv.Rows[cardKey](t, s, `SELECT id, product_id, code, status, order_id FROM card_keys ORDER BY id`)
 }
 
 // stockFlow is one row of stock_flows.
@@ -221,7 +219,7 @@ type stockFlow struct {
 func flowsByOrder(t testing.TB, s *testenv.Stack) map[int64][]int {
 	t.Helper()
 	out := map[int64][]int{}
-	for _, f := range scan[stockFlow](t, s, `SELECT product_id, order_id, flow_type, quantity FROM stock_flows ORDER BY id`) {
+	for _, f := range testenv.Rows[stockFlow](t, s, `SELECT product_id, order_id, flow_type, quantity FROM stock_flows ORDER BY id`) {
 		out[f.OrderID] = append(out[f.OrderID], f.FlowType)
 	}
 	return out
@@ -229,18 +227,38 @@ func flowsByOrder(t testing.TB, s *testenv.Stack) map[int64][]int {
 
 func paymentsOf(t testing.TB, s *testenv.Stack) []model.Payment {
 	t.Helper()
-	return scan[model.Payment](t, s, `SELECT * FROM payments ORDER BY id`)
+	return testenv.Rows[model.Payment](t, s, `SELECT * FROM payments ORDER BY id`)
 }
 
 func refundsOf(t testing.TB, s *testenv.Stack) []model.Refund {
 	t.Helper()
-	return scan[model.Refund](t, s, `SELECT * FROM refunds ORDER BY id`)
+	return testenv.Rows[model.Refund](t, s, `SELECT * FROM refunds ORDER BY id`)
+}
+
+// paymentsByOrder maps an order ID to its payments, oldest first.
+func paymentsByOrder(t testing.TB, s *testenv.Stack) map[int64][]model.Payment {
+	t.Helper()
+	return groupByOrder(paymentsOf(t, s), func(p model.Payment) int64 { return p.OrderID })
+}
+
+// refundsByOrder maps an order ID to its refunds, oldest first.
+func refundsByOrder(t testing.TB, s *testenv.Stack) map[int64][]model.Refund {
+	t.Helper()
+	return groupByOrder(refundsOf(t, s), func(r model.Refund) int64 { return r.OrderID })
+}
+
+func groupByOrder[T any](rows []T, orderID func(T) int64) map[int64][]T {
+	out := map[int64][]T{}
+	for _, r := range rows {
+		out[orderID(r)] = append(out[orderID(r)], r)
+	}
+	return out
 }
 
 // effectCounts maps an order ID to how many delivery effects it has.
 func effectCounts(t testing.TB, s *testenv.Stack) map[int64]int {
 	t.Helper()
-	rows := scan[struct {
+	rows := testenv.Rows[struct {
 		OrderID int64
 		N       int
 	}](t, s, `SELECT order_id, COUNT(*) AS n FROM order_effects GROUP BY order_id`)
@@ -254,7 +272,7 @@ func effectCounts(t testing.TB, s *testenv.Stack) map[int64]int {
 // statusCounts is the number of orders per status name.
 func statusCounts(t testing.TB, s *testenv.Stack) map[string]int64 {
 	t.Helper()
-	rows := scan[struct {
+	rows := testenv.Rows[struct {
 		Status model.OrderStatus
 		N      int64
 	}](t, s, `SELECT status, COUNT(*) AS n FROM orders GROUP BY status`)

@@ -25,7 +25,7 @@ func TestOperatorRefunds(t *testing.T) {
 
 	refundOf := func(t *testing.T, orderNo string) model.Refund {
 		t.Helper()
-		rs := scan[model.Refund](t, s, `SELECT r.* FROM refunds r JOIN orders o ON o.id = r.order_id WHERE o.order_no = ?`, orderNo)
+		rs := testenv.Rows[model.Refund](t, s, `SELECT r.* FROM refunds r JOIN orders o ON o.id = r.order_id WHERE o.order_no = ?`, orderNo)
 		if len(rs) != 1 {
 			t.Fatalf("order %s has %d refunds, want 1", orderNo, len(rs))
 		}

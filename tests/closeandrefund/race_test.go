@@ -217,14 +217,8 @@ func TestPaymentsRaceTheClose(t *testing.T) {
 	// 3. Money: one payment per order; applied ones belong to finished
 	// orders (and are the order's trade), late ones to refunded orders, each
 	// with one succeeded refund under the deterministic number.
-	payByOrder := map[int64][]model.Payment{}
-	for _, p := range paymentsOf(t, s) {
-		payByOrder[p.OrderID] = append(payByOrder[p.OrderID], p)
-	}
-	refByOrder := map[int64][]model.Refund{}
-	for _, r := range refundsOf(t, s) {
-		refByOrder[r.OrderID] = append(refByOrder[r.OrderID], r)
-	}
+	payByOrder := paymentsByOrder(t, s)
+	refByOrder := refundsByOrder(t, s)
 	sim := s.Sim.Stats()
 	for _, r := range orders {
 		o := byNo[r.OrderNo]

@@ -26,9 +26,7 @@ func TestCounterRebuildBesideCloses(t *testing.T) {
 	// No worker: the only writers of the counter are the API's creates and
 	// cancels and the reconciliation pass this test runs.
 	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) { c.MaxPending = 5 }})
-	pid := s.NewProduct(t, map[string]any{"sku": "rebuild", "kind": "card", "price_cents": 120})
-	s.AddCards(t, pid, "REBUILD", keys)
-	buyers := newBuyers(t, s, "rebuild", nBuyers)
+	pid, buyers := cardShop(t, s, "rebuild", 120, keys, nBuyers)
 
 	for round := range rounds {
 		orders := make([]created, batch)

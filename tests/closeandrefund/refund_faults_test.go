@@ -27,9 +27,7 @@ func TestLatePaymentRefundsThroughAFaultyProvider(t *testing.T) {
 		c.MaxPending = nOrders / nBuyers
 		c.LogLevel = "error" // hundreds of expected "attempt failed" warnings
 	}})
-	pid := s.NewProduct(t, map[string]any{"sku": "late", "kind": "card", "price_cents": 250})
-	s.AddCards(t, pid, "LATE", nOrders)
-	buyers := newBuyers(t, s, "late", nBuyers)
+	pid, buyers := cardShop(t, s, "late", 250, nOrders, nBuyers)
 
 	// Orders closed by their buyers first.
 	orders := make([]created, nOrders)
@@ -83,14 +81,8 @@ func TestLatePaymentRefundsThroughAFaultyProvider(t *testing.T) {
 	chk := newChecker(t)
 	byNo := ordersByNo(t, s)
 	events := orderEvents(t, s)
-	refByOrder := map[int64][]model.Refund{}
-	for _, r := range refundsOf(t, s) {
-		refByOrder[r.OrderID] = append(refByOrder[r.OrderID], r)
-	}
-	payByOrder := map[int64][]model.Payment{}
-	for _, p := range paymentsOf(t, s) {
-		payByOrder[p.OrderID] = append(payByOrder[p.OrderID], p)
-	}
+	refByOrder := refundsByOrder(t, s)
+	payByOrder := paymentsByOrder(t, s)
 	manualAlerts := map[string]int{}
 	notes, err := s.SC.Store.NotificationsByKind(t.Context(), "refund_manual")
 	if err != nil {

@@ -19,9 +19,8 @@ import (
 func TestStaleProviderStatusCannotHideAFailedRefund(t *testing.T) {
 	ctx := context.Background()
 	s := testenv.Start(t, testenv.Options{NoWorker: true}) // no execute run but the one this test plays
-	pid := s.NewProduct(t, map[string]any{"sku": "refund-race", "kind": "card", "price_cents": 250})
-	s.AddCards(t, pid, "RR", 1)
-	buyer := newBuyers(t, s, "refundrace", 1)[0]
+	pid, buyers := cardShop(t, s, "refund-race", 250, 1, 1)
+	buyer := buyers[0]
 	o, err := mustCreate(buyer, pid, 1)
 	if err != nil {
 		t.Fatal(err)

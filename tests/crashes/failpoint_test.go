@@ -40,7 +40,7 @@ func TestWorkerKilledAtFailpointOrderStillFinishesOnce(t *testing.T) {
 
 	for _, c := range crashes {
 		no := c.order.OrderNo
-		w := testenv.StartChildWorker(t, queueBin, s.Config, c.point+"=exit@"+no)
+		w := testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, c.point+"=exit@"+no)
 		c.paidAt = time.Now()
 		pay(t, s, c.order)
 		if code := w.WaitExit(t, 30*time.Second); code != failpoint.ExitCode {
@@ -109,7 +109,7 @@ func TestWorkerKilledAtFailpointOrderStillFinishesOnce(t *testing.T) {
 // though the run that gave up left its task archived.
 func TestPoisonOrderFailsAtCapThenOperatorRetryFinishes(t *testing.T) {
 	t.Parallel()
-	lockInProcessFailpoints(t)
+	testenv.LockFailpoints(t)
 	const maxAttempts = 4
 	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) {
 		c.MaxAttempts = maxAttempts

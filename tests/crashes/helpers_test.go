@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,16 +47,6 @@ func adminGetOrder(t *testing.T, s *testenv.Stack, orderNo string) adminOrder {
 		t.Fatalf("admin get order %s: status %d", orderNo, st)
 	}
 	return o
-}
-
-func countMoves(moves []string, move string) int {
-	n := 0
-	for _, m := range moves {
-		if m == move {
-			n++
-		}
-	}
-	return n
 }
 
 // adminUser is the admin view of a user.
@@ -212,14 +201,4 @@ func checkDeliveredOnce(t *testing.T, s *testenv.Stack, p *placed, finishedBy ti
 			t.Errorf("order %s: subscription ends %v, want within [%v, %v] (one extension of %v)", no, got, lo, hi, d)
 		}
 	}
-}
-
-// inProcessFailpoints serialises the tests that arm failpoints in this
-// process: a point holds one setting, so two tests arming the same point
-// for different orders would overwrite each other.
-var inProcessFailpoints sync.Mutex
-
-func lockInProcessFailpoints(t *testing.T) {
-	inProcessFailpoints.Lock()
-	t.Cleanup(inProcessFailpoints.Unlock)
 }

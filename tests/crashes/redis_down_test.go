@@ -98,8 +98,8 @@ func TestRedisDownAtPaymentOrderActivatesWhenRedisReturns(t *testing.T) {
 		if o.ClaimTaskID == nil || (*o.ClaimTaskID != gen1 && *o.ClaimTaskID != gen2) {
 			t.Errorf("%s order: claimed by task %v, want %s (outbox poller) or %s (reconciliation)", p.kind, o.ClaimTaskID, gen1, gen2)
 		}
-		if c := s.Moves(t, p.order.OrderNo); countMoves(c, "claimed→finished") != 1 {
-			t.Errorf("%s order: moves %v, want exactly one claimed→finished", p.kind, c)
+		if s.MoveCount(t, p.order.OrderNo, "claimed→finished") != 1 {
+			t.Errorf("%s order: moves %v, want exactly one claimed→finished", p.kind, s.Moves(t, p.order.OrderNo))
 		}
 		checkDeliveredOnce(t, s, p, finishedBy)
 	}
@@ -117,7 +117,7 @@ func TestRedisDownAtPaymentOrderActivatesWhenRedisReturns(t *testing.T) {
 // generation notwithstanding.
 func TestArchivedTaskDoesNotBlockRequeue(t *testing.T) {
 	t.Parallel()
-	lockInProcessFailpoints(t)
+	testenv.LockFailpoints(t)
 	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) {
 		c.MaxAttempts = 50 // far above asynq's MaxRetry: asynq gives up first
 		c.ActivateRetryDelay = svc.Duration(20 * time.Millisecond)
@@ -153,7 +153,7 @@ func TestArchivedTaskDoesNotBlockRequeue(t *testing.T) {
 	if v.Attempts != runs+1 {
 		t.Errorf("attempts %d, want %d (%d failed runs of gen 1, one run of gen 2)", v.Attempts, runs+1, runs)
 	}
-	if n := countMoves(s.Moves(t, no), "claimed→finished"); n != 1 {
+	if n := s.MoveCount(t, no, "claimed→finished"); n != 1 {
 		t.Errorf("%d claimed→finished moves, want 1", n)
 	}
 	o := s.OrderRow(t, no)

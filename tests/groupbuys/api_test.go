@@ -19,8 +19,7 @@ import (
 // group yet (the deadline is checked in the joining transaction), and so is a
 // join once the group is settled; an unknown group is 404.
 func TestJoinRules(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	g := newGroup(t, s, 300, 4*time.Second, 1000)
 	_, late := s.NewUser(t, "late", 1000)
 

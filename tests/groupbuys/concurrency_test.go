@@ -2,13 +2,11 @@ package groupbuys
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/tasks"
 	"orderflow/internal/testenv"
 	"orderflow/model"
@@ -19,28 +17,14 @@ import (
 // (a half-done run) — charge each participant exactly once, and none of them
 // fails.
 func TestTenConcurrentSettleRunsChargeOnce(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	fromOpen := newGroup(t, s, 250, 4*time.Second, 1000, 1000, 250, 600, 900)
 	fromClosed := newGroup(t, s, 250, 4*time.Second, 1000, 300, 250, 5000)
 	waitPastDeadline(fromOpen, fromClosed)
 	ctx := context.Background()
 
-	// A first run dies right after the close (an error instead of an exit:
-	// this is the test process).
-	func() {
-		lockInProcessFailpoints(t)
-		if err := failpoint.Enable(failpoint.GroupAfterClose, "1*error@"+fromClosed.no); err != nil {
-			t.Fatal(err)
-		}
-		defer failpoint.Disable(failpoint.GroupAfterClose)
-		if err := s.UC.Groups.Settle(ctx, fromClosed.no, false, 0, 5); !errors.Is(err, failpoint.ErrInjected) {
-			t.Fatalf("half-done run: %v, want the injected error", err)
-		}
-	}()
-	if r := fromClosed.row(t); r.Status != model.GroupClosed {
-		t.Fatalf("after the half-done run the group is %s, want CLOSED", r.Status)
-	}
+	// A first run dies right after the close.
+	fromClosed.closeOnly(t)
 
 	for _, tc := range []struct {
 		name string
@@ -125,19 +109,7 @@ func TestThousandParticipantsSettleInOneQuickTransaction(t *testing.T) {
 	waitPastDeadline(g)
 
 	ctx := context.Background()
-	func() {
-		lockInProcessFailpoints(t)
-		if err := failpoint.Enable(failpoint.GroupAfterClose, "1*error@"+g.no); err != nil {
-			t.Fatal(err)
-		}
-		defer failpoint.Disable(failpoint.GroupAfterClose)
-		if err := s.UC.Groups.Settle(ctx, g.no, false, 0, 5); !errors.Is(err, failpoint.ErrInjected) {
-			t.Fatalf("closing run: %v, want the injected error", err)
-		}
-	}()
-	if r := g.row(t); r.Status != model.GroupClosed {
-		t.Fatalf("group is %s, want CLOSED before the timed charge", r.Status)
-	}
+	g.closeOnly(t)
 
 	start := time.Now()
 	err := s.UC.Groups.Settle(ctx, g.no, false, 1, 5)

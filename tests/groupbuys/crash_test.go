@@ -36,7 +36,7 @@ func TestWorkerDiesAfterCloseNextRunChargesOnce(t *testing.T) {
 	}})
 	g := newGroup(t, s, 300, 2*time.Second, 1000, 1000, 700)
 
-	w := testenv.StartChildWorker(t, queueBin, s.Config, failpoint.GroupAfterClose+"=exit@"+g.no)
+	w := testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, failpoint.GroupAfterClose+"=exit@"+g.no)
 	if code := w.WaitExit(t, 30*time.Second); code != failpoint.ExitCode {
 		t.Fatalf("worker exited %d, want %d (died at the failpoint); output:\n%s", code, failpoint.ExitCode, w.Out.String())
 	}
@@ -76,15 +76,14 @@ func TestWorkerDiesAfterCloseNextRunChargesOnce(t *testing.T) {
 // rolls it back: the group stays CLOSED and no wallet moved. When the
 // database is reachable again, asynq's retry settles it, charging once.
 func TestDatabaseCutDuringChargeRollsBackThenRetrySettles(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	g := newGroup(t, s, 400, 2*time.Second, 1000, 400, 900)
 
 	// Only the worker goes through the proxy; the test reads the ledger directly.
 	cfg, proxy := behindProxy(t, s.Config)
 	// 12 s: long enough for the test to see it on a machine busy with other
 	// suites (8 s was missed once in a CI run, the test's polls starved).
-	w := testenv.StartChildWorker(t, queueBin, cfg, failpoint.GroupCharge+"=1*sleep(12s)@"+g.no)
+	w := testenv.StartChildWorker(t, testenv.Binary("queue"), cfg, failpoint.GroupCharge+"=1*sleep(12s)@"+g.no)
 
 	// The charge transaction is open: the close is committed, and a
 	// transaction holding the uncommitted CLOSED→SETTLED claim sleeps at the

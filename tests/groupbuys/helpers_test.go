@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/tasks"
 	"orderflow/internal/testenv"
 	"orderflow/model"
@@ -34,6 +34,15 @@ type member struct {
 	id      int64
 	c       *testenv.Client
 	balance int64
+}
+
+// setup starts a test's stack: in parallel with the others (they wait on
+// wall-clock schedules, see TestMain), with no in-process worker, so each
+// test runs the settle steps or the worker process it means to.
+func setup(t *testing.T) *testenv.Stack {
+	t.Helper()
+	t.Parallel()
+	return testenv.Start(t, testenv.Options{NoWorker: true})
 }
 
 // newGroup creates a group closing `in` from now through the API, owned by a
@@ -114,6 +123,25 @@ func (g *group) row(t *testing.T) *model.Group {
 		t.Fatalf("ledger: group %s: %v", g.no, err)
 	}
 	return r
+}
+
+// closeOnly runs a settle that dies right after the close (an injected
+// error, not an exit: this is the test process), leaving the group CLOSED
+// as a crashed run would.
+func (g *group) closeOnly(t *testing.T) {
+	t.Helper()
+	testenv.LockFailpoints(t)
+	if err := failpoint.Enable(failpoint.GroupAfterClose, "1*error@"+g.no); err != nil {
+		t.Fatal(err)
+	}
+	err := g.s.UC.Groups.Settle(context.Background(), g.no, false, 0, 5)
+	failpoint.Disable(failpoint.GroupAfterClose)
+	if !errors.Is(err, failpoint.ErrInjected) {
+		t.Fatalf("closing run: %v, want the injected error", err)
+	}
+	if r := g.row(t); r.Status != model.GroupClosed {
+		t.Fatalf("after the closing run the group is %s, want CLOSED", r.Status)
+	}
 }
 
 // waitStatus polls the ledger until the group is in status.
@@ -311,15 +339,4 @@ func openWriteTxs(t *testing.T, s *testenv.Stack) int64 {
 	return s.Count(t, `SELECT COUNT(*) FROM information_schema.INNODB_TRX x
 		JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id
 		WHERE p.DB = ? AND x.trx_rows_modified > 0`, dbName(t, s))
-}
-
-// inProcessFailpoints serialises the tests that arm failpoints in this
-// process: a point holds one setting, so two tests arming the same point
-// for different groups would overwrite each other. (Most tests here arm
-// them in child worker processes instead.)
-var inProcessFailpoints sync.Mutex
-
-func lockInProcessFailpoints(t *testing.T) {
-	inProcessFailpoints.Lock()
-	t.Cleanup(inProcessFailpoints.Unlock)
 }

@@ -139,10 +139,7 @@ func TestWebhookDownThenBackEachNotificationDeliveredOnce(t *testing.T) {
 	waitAllDelivered(t, s, 4, 20*time.Second)
 	time.Sleep(time.Second) // five more rounds: nothing may be sent again
 
-	var rows []model.Notification
-	if err := s.SC.DB.Raw(`SELECT * FROM notifications ORDER BY id`).Scan(&rows).Error; err != nil {
-		t.Fatal(err)
-	}
+	rows := testenv.Rows[model.Notification](t, s, `SELECT * FROM notifications ORDER BY id`)
 	byID := map[string]model.Notification{}
 	var ids []string
 	for _, n := range rows {
@@ -217,10 +214,7 @@ func TestSlowWebhookNotificationNotSentTwice(t *testing.T) {
 	waitAllDelivered(t, s, 4, 20*time.Second)
 	time.Sleep(time.Second)
 
-	var ids []string
-	if err := s.SC.DB.Raw(`SELECT notify_id FROM notifications ORDER BY id`).Scan(&ids).Error; err != nil {
-		t.Fatal(err)
-	}
+	ids := testenv.Rows[string](t, s, `SELECT notify_id FROM notifications ORDER BY id`)
 	got := hook.receipts()
 	checkAckedOnce(t, got, ids)
 	t.Logf("%d notifications, %d receipts", len(ids), len(got))

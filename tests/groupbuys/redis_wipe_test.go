@@ -32,11 +32,10 @@ func wipeRedis(t *testing.T, s *testenv.Stack) {
 // marker missing, reconciles at once and re-queues them: A and B end SETTLED
 // (charged once), C FAILED with the owner and admin told who is short.
 func TestRedisWipedDueGroupsStillEnd(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 
 	b := newGroup(t, s, 300, 5*time.Second, 1000, 300)
-	w := testenv.StartChildWorker(t, queueBin, s.Config, failpoint.GroupAfterClose+"=exit@"+b.no)
+	w := testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, failpoint.GroupAfterClose+"=exit@"+b.no)
 	if code := w.WaitExit(t, 30*time.Second); code != failpoint.ExitCode {
 		t.Fatalf("worker exited %d, want %d; output:\n%s", code, failpoint.ExitCode, w.Out.String())
 	}
@@ -97,8 +96,7 @@ func TestRedisWipedDueGroupsStillEnd(t *testing.T) {
 // live task that will move it: whatever crashes or whatever Redis forgets, a
 // sweeper finds it and re-queues it."
 func TestRedisWipedBeforeDeadlineGroupSettlesAtDeadline(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	g := newGroup(t, s, 300, 6*time.Second, 1000, 1000)
 	wipeRedis(t, s)
 	s.StartWorker(t)

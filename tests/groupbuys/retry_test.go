@@ -62,13 +62,12 @@ func (a *attemptClock) poll(t *testing.T, s *testenv.Stack, groupNo string, with
 // Attempt times come from the task itself: its retry count in Redis, polled
 // every few milliseconds.
 func TestChargeAlwaysFailingBacksOff1248_16ThenFails(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	g := newGroup(t, s, 500, 3*time.Second, 1000, 2000)
 	fp := failpoint.GroupCharge + "=error@" + g.no
 	delays := "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,2s,4s,8s,16s"
 
-	first := testenv.StartChildWorker(t, queueBin, s.Config, fp, delays)
+	first := testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, fp, delays)
 	var second *testenv.ChildWorker
 	var clock attemptClock
 	clock.poll(t, s, g.no, 60*time.Second, func(retried int) {
@@ -79,7 +78,7 @@ func TestChargeAlwaysFailingBacksOff1248_16ThenFails(t *testing.T) {
 		if info := settleTask(t, s, g.no, 1); info == nil || info.Retried != 2 || info.State != asynq.TaskStateRetry {
 			t.Errorf("after the kill the task is %+v, want waiting for retry with its count (2) kept", info)
 		}
-		second = testenv.StartChildWorker(t, queueBin, s.Config, fp, delays)
+		second = testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, fp, delays)
 	})
 	if second == nil {
 		t.Fatal("the first worker was never replaced")
@@ -126,11 +125,10 @@ func TestChargeAlwaysFailingBacksOff1248_16ThenFails(t *testing.T) {
 // Redis pending set (the seed's pending set) and, once the database is
 // back, written to the ledger: FAILED plus the owner and admin notifications.
 func TestExhaustedWhileDatabaseDownKeptInRedisThenWritten(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	g := newGroup(t, s, 500, 2*time.Second, 1000, 1000)
 	cfg, proxy := behindProxy(t, s.Config)
-	w := testenv.StartChildWorker(t, queueBin, cfg, failpoint.GroupCharge+"=error@"+g.no,
+	w := testenv.StartChildWorker(t, testenv.Binary("queue"), cfg, failpoint.GroupCharge+"=error@"+g.no,
 		"ORDERFLOW_SETTLE_RETRY_DELAYS=1s,1s,1s,1s,1s", "ORDERFLOW_NOTIFY_INTERVAL=200ms")
 
 	// The first attempt closes the group and fails at the charge; then the
@@ -182,11 +180,10 @@ func TestExhaustedWhileDatabaseDownKeptInRedisThenWritten(t *testing.T) {
 // and admin notified (or be settled), not stay OPEN past its deadline with
 // an archived task until the next scheduled reconciliation (daily).
 func TestDatabaseDownFromDeadlineThroughBudgetGroupNotLost(t *testing.T) {
-	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	s := setup(t)
 	g := newGroup(t, s, 500, 3*time.Second, 1000, 1000)
 	cfg, proxy := behindProxy(t, s.Config)
-	w := testenv.StartChildWorker(t, queueBin, cfg, "", "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,1s,1s,1s,1s", "ORDERFLOW_NOTIFY_INTERVAL=200ms")
+	w := testenv.StartChildWorker(t, testenv.Binary("queue"), cfg, "", "ORDERFLOW_SETTLE_RETRY_DELAYS=1s,1s,1s,1s,1s", "ORDERFLOW_NOTIFY_INTERVAL=200ms")
 	testenv.Eventually(t, 10*time.Second, "the worker process running", func() (bool, error) {
 		return strings.Contains(w.Out.String(), "epoch marker was missing"), nil
 	})

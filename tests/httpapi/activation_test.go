@@ -48,9 +48,7 @@ type scaleOrder struct {
 // It runs on production's databases (MariaDB, Redis) and on the dev mode's
 // embedded ones (SQLite, miniredis): the same code serves both.
 func TestActivationAtScale(t *testing.T) {
-	for _, b := range []testenv.Backend{testenv.Shared, testenv.Embedded} {
-		t.Run(b.String(), func(t *testing.T) { activationAtScale(t, b) })
-	}
+	testenv.EachBackend(t, activationAtScale)
 }
 
 func activationAtScale(t *testing.T, backend testenv.Backend) {
@@ -63,7 +61,6 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 		c.ClaimTimeout = svc.Duration(2 * time.Minute)
 		c.ActivateTimeout = svc.Duration(time.Minute)
 	}})
-	s.WaitReconciled(t, 15*time.Second) // its counter rebuild would race our orders
 	ctx := context.Background()
 
 	catalog := []*scaleProduct{
@@ -178,11 +175,10 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	for _, o := range orders {
 		byNo[o.no] = o
 	}
-	db := s.SC.DB
 
 	// Every order: finished on the first attempt under the first generation,
 	// carrying the trade that paid it.
-	var rows []struct {
+	rows := testenv.Rows[struct {
 		ID          int64
 		OrderNo     string
 		UserID      int64
@@ -192,10 +188,7 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 		TradeNo     *string
 		PaidAt      *time.Time
 		FinishedAt  *time.Time
-	}
-	if err := db.Raw(`SELECT id, order_no, user_id, status, attempts, activate_gen, trade_no, paid_at, finished_at FROM orders`).Scan(&rows).Error; err != nil {
-		t.Fatal(err)
-	}
+	}](t, s, `SELECT id, order_no, user_id, status, attempts, activate_gen, trade_no, paid_at, finished_at FROM orders`)
 	if len(rows) != len(orders) {
 		t.Fatalf("orders in the ledger = %d, want %d", len(rows), len(orders))
 	}
@@ -217,14 +210,9 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	}
 
 	// History: exactly created→pending→paid→claimed→finished, nothing else.
-	var events []struct{ ObjectNo, FromStatus, ToStatus string }
-	if err := db.Raw(`SELECT object_no, from_status, to_status FROM events WHERE object_type = 'order' ORDER BY id`).Scan(&events).Error; err != nil {
-		t.Fatal(err)
-	}
-	history := map[string][]string{}
-	for _, e := range events {
-		history[e.ObjectNo] = append(history[e.ObjectNo], e.FromStatus+"→"+e.ToStatus)
-	}
+	type eventRow struct{ ObjectNo, FromStatus, ToStatus string }
+	events := testenv.Rows[eventRow](t, s, `SELECT object_no, from_status, to_status FROM events WHERE object_type = 'order' ORDER BY id`)
+	history := groupBy(events, func(e eventRow) (string, string) { return e.ObjectNo, e.FromStatus + "→" + e.ToStatus })
 	wantHistory := []string{"-→pending", "pending→paid", "paid→claimed", "claimed→finished"}
 	for _, o := range orders {
 		if diff := cmp.Diff(wantHistory, history[o.no]); diff != "" {
@@ -236,17 +224,12 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	}
 
 	// One effect per order, of its kind; one applied payment per order.
-	var effects []struct {
+	type effectRow struct {
 		OrderID int64
 		Effect  string
 	}
-	if err := db.Raw(`SELECT order_id, effect FROM order_effects`).Scan(&effects).Error; err != nil {
-		t.Fatal(err)
-	}
-	effectsOf := map[int64][]string{}
-	for _, e := range effects {
-		effectsOf[e.OrderID] = append(effectsOf[e.OrderID], e.Effect)
-	}
+	effects := testenv.Rows[effectRow](t, s, `SELECT order_id, effect FROM order_effects`)
+	effectsOf := groupBy(effects, func(e effectRow) (int64, string) { return e.OrderID, e.Effect })
 	for id, o := range idOf {
 		if diff := cmp.Diff([]string{catalog[o.product].kind}, effectsOf[id]); diff != "" {
 			t.Errorf("effects of %s (-want +got):\n%s", o.no, diff)
@@ -255,15 +238,12 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	if len(effects) != len(orders) {
 		t.Errorf("order_effects rows = %d, want %d", len(effects), len(orders))
 	}
-	var payments []struct {
+	payments := testenv.Rows[struct {
 		TradeNo     string
 		OrderID     int64
 		AmountCents int64
 		Disposition string
-	}
-	if err := db.Raw(`SELECT trade_no, order_id, amount_cents, disposition FROM payments`).Scan(&payments).Error; err != nil {
-		t.Fatal(err)
-	}
+	}](t, s, `SELECT trade_no, order_id, amount_cents, disposition FROM payments`)
 	if len(payments) != len(orders) {
 		t.Errorf("payments rows = %d, want %d", len(payments), len(orders))
 	}
@@ -279,15 +259,12 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 
 	// Card keys: each sold exactly once, to a card order of its product, as
 	// many as the order's quantity; none LOCKED; the spares still UNSOLD.
-	var keys []struct {
+	keys := testenv.Rows[struct {
 		Code      string
 		ProductID int64
 		Status    string
 		OrderID   *int64
-	}
-	if err := db.Raw(`SELECT code, product_id, status, order_id FROM card_keys`).Scan(&keys).Error; err != nil {
-		t.Fatal(err)
-	}
+	}](t, s, `SELECT code, product_id, status, order_id FROM card_keys`)
 	soldTo := map[string][]string{} // order_no → codes, from the ledger
 	byStatus := map[int64]map[string]int64{}
 	for _, k := range keys {
@@ -365,28 +342,22 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	}
 
 	// Wallets and subscriptions, per buyer.
-	var ledgerUsers []struct {
+	ledgerUsers := testenv.Rows[struct {
 		ID                    int64
 		BalanceCents          int64
 		PendingOrders         int
 		SubscriptionExpiresAt *time.Time
-	}
+	}](t, s, `SELECT id, balance_cents, pending_orders, subscription_expires_at FROM users`)
 	userRow := map[int64]int{}
-	if err := db.Raw(`SELECT id, balance_cents, pending_orders, subscription_expires_at FROM users`).Scan(&ledgerUsers).Error; err != nil {
-		t.Fatal(err)
-	}
 	for i, r := range ledgerUsers {
 		userRow[r.ID] = i
 	}
-	var walletRows []struct {
+	walletRows := testenv.Rows[struct {
 		UserID      int64
 		Kind        string
 		Ref         string
 		AmountCents int64
-	}
-	if err := db.Raw(`SELECT user_id, kind, ref, amount_cents FROM wallet_entries`).Scan(&walletRows).Error; err != nil {
-		t.Fatal(err)
-	}
+	}](t, s, `SELECT user_id, kind, ref, amount_cents FROM wallet_entries`)
 	entriesByRef := map[string]int{}
 	walletSum := map[int64]int64{}
 	for _, w := range walletRows {
@@ -454,13 +425,10 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	}
 
 	// Stock flows: one lock per order, one sell per card order; nothing restored.
-	var flows []struct {
+	flows := testenv.Rows[struct {
 		FlowType int
 		N        int64
-	}
-	if err := db.Raw(`SELECT flow_type, COUNT(*) AS n FROM stock_flows GROUP BY flow_type ORDER BY flow_type`).Scan(&flows).Error; err != nil {
-		t.Fatal(err)
-	}
+	}](t, s, `SELECT flow_type, COUNT(*) AS n FROM stock_flows GROUP BY flow_type ORDER BY flow_type`)
 	cardOrders := int64(0)
 	for _, o := range orders {
 		if catalog[o.product].kind == "card" {

@@ -38,10 +38,7 @@ func snapshotLedger(t *testing.T, s *testenv.Stack, products ...int64) ledgerSta
 	for _, table := range ledgerTables {
 		st.Rows[table] = s.Count(t, "SELECT COUNT(*) FROM "+table)
 	}
-	var orders []model.Order
-	if err := s.SC.DB.Raw(`SELECT * FROM orders`).Scan(&orders).Error; err != nil {
-		t.Fatal(err)
-	}
+	orders := testenv.Rows[model.Order](t, s, `SELECT * FROM orders`)
 	for _, o := range orders {
 		trade := "-"
 		if o.TradeNo != nil {
@@ -49,10 +46,7 @@ func snapshotLedger(t *testing.T, s *testenv.Stack, products ...int64) ledgerSta
 		}
 		st.Orders[o.OrderNo] = fmt.Sprintf("%s attempts=%d gen=%d trade=%s", o.Status, o.Attempts, o.ActivateGen, trade)
 	}
-	var users []model.User
-	if err := s.SC.DB.Raw(`SELECT * FROM users`).Scan(&users).Error; err != nil {
-		t.Fatal(err)
-	}
+	users := testenv.Rows[model.User](t, s, `SELECT * FROM users`)
 	for _, u := range users {
 		sub := "-"
 		if u.SubscriptionExpiresAt != nil {
@@ -123,7 +117,6 @@ type badRequest struct {
 // changes the ledger (rows, statuses, balances, keys) or the stock counters.
 func TestBadInputChangesNothing(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{})
-	s.WaitReconciled(t, 15*time.Second) // its counter rebuild would race our orders
 	ctx := context.Background()
 	card := s.NewProduct(t, map[string]any{"sku": "bad-card", "kind": "card", "price_cents": 250})
 	s.AddCards(t, card, "BAD", 10)
@@ -278,10 +271,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 // too_many_pending, taking no stock; paying one frees a slot.
 func TestPendingCap(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{})
-	s.WaitReconciled(t, 15*time.Second) // its counter rebuild would race our orders
 	ctx := context.Background()
-	card := s.NewProduct(t, map[string]any{"sku": "cap-card", "kind": "card", "price_cents": 100})
-	s.AddCards(t, card, "CAP", 10)
+	card := s.NewCardProduct(t, "cap-card", 100, 10)
 	carol, cc := s.NewUser(t, "carol", 0)
 	max := s.Config.MaxPending
 	if max != 5 {
@@ -386,10 +377,8 @@ func checkBurst(t *testing.T, s *testenv.Stack, userID int64, statuses []int, or
 // pending slot for only that one order; the key is scoped to the buyer.
 func TestIdempotencyKey(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{})
-	s.WaitReconciled(t, 15*time.Second) // its counter rebuild would race our orders
 	ctx := context.Background()
-	card := s.NewProduct(t, map[string]any{"sku": "idem-card", "kind": "card", "price_cents": 100})
-	s.AddCards(t, card, "IDEM", 40)
+	card := s.NewCardProduct(t, "idem-card", 100, 40)
 	dave, dc := s.NewUser(t, "dave", 0)
 	erin, ec := s.NewUser(t, "erin", 0)
 	frank, fc := s.NewUser(t, "frank", 0)
@@ -460,8 +449,7 @@ func TestIdempotencyKey(t *testing.T) {
 	// Retries that race while only one order's worth of stock is left must
 	// still all get that order, not 409 out_of_stock.
 	t.Run("concurrent retries, stock for one order", func(t *testing.T) {
-		last := s.NewProduct(t, map[string]any{"sku": "idem-last", "kind": "card", "price_cents": 100})
-		s.AddCards(t, last, "LAST", 2)
+		last := s.NewCardProduct(t, "idem-last", 100, 2)
 		gina, gc := s.NewUser(t, "gina", 0)
 		b, _ := json.Marshal(map[string]any{"product_id": last, "quantity": 2})
 		statuses, nos, errs := burstCreate(gc, 8, b, "last-two")

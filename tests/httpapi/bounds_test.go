@@ -83,12 +83,10 @@ func (n rawNum) MarshalJSON() ([]byte, error) { return []byte(n), nil }
 // issue's wrapping values.
 func TestBodyFieldBounds(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{})
-	s.WaitReconciled(t, 15*time.Second)
 	ctx := t.Context()
 
 	// Products at their bounds, through the API.
-	dearCard := s.NewProduct(t, map[string]any{"sku": "b-dear-card", "kind": "card", "price_cents": maxCents})
-	s.AddCards(t, dearCard, "DEAR", 5)
+	dearCard := s.NewCardProduct(t, "b-dear-card", maxCents, 5)
 	bigTopup := s.NewProduct(t, map[string]any{"sku": "b-big-topup", "kind": "recharge", "price_cents": 1, "credit_cents": maxCents, "stock": 1000})
 	century := s.NewProduct(t, map[string]any{"sku": "b-century", "kind": "subscription", "price_cents": 1, "days": 36500})
 	longPlan := s.NewProduct(t, map[string]any{"sku": "b-1100", "kind": "subscription", "price_cents": 1, "days": 1100, "stock": 1000})
@@ -413,7 +411,6 @@ func readUser(t *testing.T, s *testenv.Stack, id int64) userState {
 // wallet entry, balance, subscription or card key moves.
 func TestPlantedRowsRefusedAtDelivery(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{})
-	s.WaitReconciled(t, 15*time.Second)
 	ctx := t.Context()
 	plant := func(sku, kind string, price, credit, days int64) int64 {
 		t.Helper()
@@ -543,17 +540,13 @@ func TestPlantedRowsRefusedAtDelivery(t *testing.T) {
 // once, its keys recycled, with no refund record. The audit finds the ledger
 // consistent afterwards.
 func TestFreeOrder(t *testing.T) {
-	for _, backend := range []testenv.Backend{testenv.Shared, testenv.Embedded} {
-		t.Run(backend.String(), func(t *testing.T) { testFreeOrder(t, backend) })
-	}
+	testenv.EachBackend(t, testFreeOrder)
 }
 
 func testFreeOrder(t *testing.T, backend testenv.Backend) {
 	s := testenv.Start(t, testenv.Options{Backend: backend})
-	s.WaitReconciled(t, 15*time.Second)
 	ctx := t.Context()
-	card := s.NewProduct(t, map[string]any{"sku": "free-card", "kind": "card", "price_cents": 0})
-	s.AddCards(t, card, "FREE", 3)
+	card := s.NewCardProduct(t, "free-card", 0, 3)
 	trial := s.NewProduct(t, map[string]any{"sku": "free-trial", "kind": "subscription", "price_cents": 0, "days": 30})
 	gina, gc := s.NewUser(t, "gina", 0)
 

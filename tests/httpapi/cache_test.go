@@ -82,8 +82,7 @@ func TestCacheDeletedAfterFinalize(t *testing.T) {
 	t.Cleanup(failpoint.Reset)
 	s := testenv.Start(t, testenv.Options{})
 	ctx := context.Background()
-	pid := s.NewProduct(t, map[string]any{"sku": "cache-card", "kind": "card", "price_cents": 300})
-	s.AddCards(t, pid, "CACHE", 2)
+	pid := s.NewCardProduct(t, "cache-card", 300, 2)
 	_, buyer := s.NewUser(t, "cache-buyer", 0)
 	o := buyer.CreateOrder(t, pid, 1)
 	if err := failpoint.Enable(failpoint.ActivateAfterClaim, "1*sleep("+claimWindow.String()+")@"+o.OrderNo); err != nil {

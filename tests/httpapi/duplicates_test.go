@@ -129,10 +129,7 @@ func TestDuplicateNotifications(t *testing.T) {
 			t.Errorf("order status = %s after a second trade, want finished (it keeps its status)", row.Status)
 		}
 		assertDeliveredOnce(t, s, row, first, []string{first, second})
-		var disp []struct{ TradeNo, Disposition string }
-		if err := s.SC.DB.Raw(`SELECT trade_no, disposition FROM payments WHERE order_id = ? ORDER BY id`, row.ID).Scan(&disp).Error; err != nil {
-			t.Fatal(err)
-		}
+		disp := testenv.Rows[struct{ TradeNo, Disposition string }](t, s, `SELECT trade_no, disposition FROM payments WHERE order_id = ? ORDER BY id`, row.ID)
 		wantDisp := []struct{ TradeNo, Disposition string }{{first, model.PaymentApplied}, {second, model.PaymentDuplicate}}
 		if diff := cmp.Diff(wantDisp, disp); diff != "" {
 			t.Errorf("payments (-want +got):\n%s", diff)
@@ -166,10 +163,7 @@ func assertDeliveredOnce(t *testing.T, s *testenv.Stack, o *model.Order, applied
 	if diff := cmp.Diff(happyPath, s.Moves(t, o.OrderNo)); diff != "" {
 		t.Errorf("history of %s (-want +got):\n%s", o.OrderNo, diff)
 	}
-	var got []string
-	if err := s.SC.DB.Raw(`SELECT trade_no FROM payments WHERE order_id = ? ORDER BY id`, o.ID).Scan(&got).Error; err != nil {
-		t.Fatal(err)
-	}
+	got := testenv.Rows[string](t, s, `SELECT trade_no FROM payments WHERE order_id = ? ORDER BY id`, o.ID)
 	if diff := cmp.Diff(trades, got); diff != "" {
 		t.Errorf("payments of %s (-want +got):\n%s", o.OrderNo, diff)
 	}

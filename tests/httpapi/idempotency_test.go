@@ -21,18 +21,13 @@ import (
 //
 // It runs on MariaDB and on the dev mode's SQLite (each has its migration).
 func TestIdempotencyKeyRules(t *testing.T) {
-	for _, b := range []testenv.Backend{testenv.Shared, testenv.Embedded} {
-		t.Run(b.String(), func(t *testing.T) { idempotencyKeyRules(t, b) })
-	}
+	testenv.EachBackend(t, idempotencyKeyRules)
 }
 
 func idempotencyKeyRules(t *testing.T, backend testenv.Backend) {
 	s := testenv.Start(t, testenv.Options{Backend: backend})
-	s.WaitReconciled(t, 15*time.Second) // its counter rebuild would race the snapshots
-	card := s.NewProduct(t, map[string]any{"sku": "key-card", "kind": "card", "price_cents": 100})
-	other := s.NewProduct(t, map[string]any{"sku": "key-other", "kind": "card", "price_cents": 100})
-	s.AddCards(t, card, "KEY", 20)
-	s.AddCards(t, other, "KOTHER", 20)
+	card := s.NewCardProduct(t, "key-card", 100, 20)
+	other := s.NewCardProduct(t, "key-other", 100, 20)
 	_, c := s.NewUser(t, "key-buyer", 0)
 
 	// twice sends the create with two Idempotency-Key headers.

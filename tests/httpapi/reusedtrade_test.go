@@ -29,15 +29,12 @@ type heldView struct {
 //
 // It runs on MariaDB and on the dev mode's SQLite (each has its migration).
 func TestReusedTradeIsHeld(t *testing.T) {
-	for _, b := range []testenv.Backend{testenv.Shared, testenv.Embedded} {
-		t.Run(b.String(), func(t *testing.T) { reusedTradeIsHeld(t, b) })
-	}
+	testenv.EachBackend(t, reusedTradeIsHeld)
 }
 
 func reusedTradeIsHeld(t *testing.T, backend testenv.Backend) {
 	s := testenv.Start(t, testenv.Options{Backend: backend})
-	card := s.NewProduct(t, map[string]any{"sku": "reuse-card", "kind": "card", "price_cents": 300})
-	s.AddCards(t, card, "REUSE", 4)
+	card := s.NewCardProduct(t, "reuse-card", 300, 4)
 	_, bc := s.NewUser(t, "reuse-buyer", 0)
 
 	a := bc.CreateOrder(t, card, 1)

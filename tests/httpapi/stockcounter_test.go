@@ -24,10 +24,8 @@ import (
 func TestStockCounterSurvivesReconciliation(t *testing.T) {
 	const keys, buyers = 8, 8
 	s := testenv.Start(t, testenv.Options{})
-	s.WaitReconciled(t, 15*time.Second)
 	ctx := context.Background()
-	card := s.NewProduct(t, map[string]any{"sku": "churn-card", "kind": "card", "price_cents": 100})
-	s.AddCards(t, card, "CHURN", keys)
+	card := s.NewCardProduct(t, "churn-card", 100, keys)
 	body, _ := json.Marshal(map[string]any{"product_id": card, "quantity": 1})
 
 	stop := make(chan struct{})
@@ -35,8 +33,14 @@ func TestStockCounterSurvivesReconciliation(t *testing.T) {
 	var cycles, passes atomic.Int64
 	var mu sync.Mutex
 	var errs []string
-	for b := range buyers {
-		_, c := s.NewUser(t, fmt.Sprintf("churn%d", b), 0)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, fmt.Sprintf(format, args...))
+	}
+	// loop runs step in a goroutine of its own until stop closes or step
+	// gives up (after reporting why).
+	loop := func(step func() bool) {
 		wg.Go(func() {
 			for {
 				select {
@@ -44,46 +48,43 @@ func TestStockCounterSurvivesReconciliation(t *testing.T) {
 					return
 				default:
 				}
-				st, raw, err := c.Send("POST", "/api/v1/orders", body)
-				if err != nil || (st != 201 && st != 409) {
-					mu.Lock()
-					errs = append(errs, fmt.Sprintf("create: %d %s %v", st, raw, err))
-					mu.Unlock()
+				if !step() {
 					return
 				}
-				if st == 409 {
-					continue
-				}
-				var o struct {
-					OrderNo string `json:"order_no"`
-				}
-				_ = json.Unmarshal(raw, &o)
-				if st, raw, err := c.Send("POST", "/api/v1/orders/"+o.OrderNo+"/cancel", nil); err != nil || st != 200 {
-					mu.Lock()
-					errs = append(errs, fmt.Sprintf("cancel %s: %d %s %v", o.OrderNo, st, raw, err))
-					mu.Unlock()
-					return
-				}
-				cycles.Add(1)
 			}
 		})
 	}
+	for b := range buyers {
+		_, c := s.NewUser(t, fmt.Sprintf("churn%d", b), 0)
+		loop(func() bool {
+			st, raw, err := c.Send("POST", "/api/v1/orders", body)
+			if err != nil || (st != 201 && st != 409) {
+				fail("create: %d %s %v", st, raw, err)
+				return false
+			}
+			if st == 409 {
+				return true
+			}
+			var o struct {
+				OrderNo string `json:"order_no"`
+			}
+			_ = json.Unmarshal(raw, &o)
+			if st, raw, err := c.Send("POST", "/api/v1/orders/"+o.OrderNo+"/cancel", nil); err != nil || st != 200 {
+				fail("cancel %s: %d %s %v", o.OrderNo, st, raw, err)
+				return false
+			}
+			cycles.Add(1)
+			return true
+		})
+	}
 	counter := stock.NewCounter(s.SC.Redis)
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := s.UC.Reconciler.Run(ctx); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Sprintf("reconcile: %v", err))
-				mu.Unlock()
-				return
-			}
-			passes.Add(1)
+	loop(func() bool {
+		if _, err := s.UC.Reconciler.Run(ctx); err != nil {
+			fail("reconcile: %v", err)
+			return false
 		}
+		passes.Add(1)
+		return true
 	})
 	testenv.Eventually(t, time.Minute, "120 create+cancel cycles beside 40 reconciliation passes", func() (bool, error) {
 		mu.Lock()

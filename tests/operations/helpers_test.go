@@ -7,78 +7,21 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"orderflow/internal/testenv"
+	"orderflow/internal/testenv/child"
 	"orderflow/model"
 )
 
-// child is one of our binaries running as its own process, so a test can
-// signal it for real.
-type child struct {
-	name string
-	cmd  *exec.Cmd
-	out  *testenv.LockedBuffer
-	done chan struct{}
-	err  error // cmd.Wait's result, set before done closes
-}
-
 // startChild runs bin with env (plus extra variables) and kills it when the
 // test ends if it is still running.
-func startChild(t *testing.T, name, bin string, env []string, extra ...string) *child {
+func startChild(t *testing.T, name, bin string, env []string, extra ...string) *testenv.ChildWorker {
 	t.Helper()
-	cmd := exec.Command(bin)
-	cmd.Env = append(env, extra...)
-	c := &child{name: name, cmd: cmd, out: &testenv.LockedBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = c.out, c.out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() { c.err = cmd.Wait(); close(c.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-c.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-c.done
-		}
-		if t.Failed() {
-			t.Logf("%s (pid %d) output:\n%s", name, cmd.Process.Pid, c.out.String())
-		}
-	})
-	return c
-}
-
-func (c *child) signal(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	if err := c.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("signal %s: %v", c.name, err)
-	}
-}
-
-// waitExit waits for the process to end and returns its exit code.
-func (c *child) waitExit(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-c.done:
-	case <-time.After(within):
-		t.Fatalf("%s (pid %d) still running after %v; output:\n%s", c.name, c.cmd.Process.Pid, within, c.out.String())
-	}
-	var ee *exec.ExitError
-	switch {
-	case c.err == nil:
-		return 0
-	case errors.As(c.err, &ee):
-		return ee.ExitCode()
-	default:
-		t.Fatalf("%s: %v", c.name, c.err)
-		return -1
-	}
+	return testenv.StartChild(t, child.Options{Name: name, Path: bin, Env: append(env, extra...)})
 }
 
 // waitHTTP polls url until it answers 200.

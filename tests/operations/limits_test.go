@@ -110,8 +110,8 @@ func TestClaimTimeoutAloneStartsEveryProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []struct{ name, bin, yaml string }{
-		{"api", apiBin, "api.yaml"},
-		{"queue", queueBin, "queue.yaml"},
+		{"api", testenv.Binary("api"), "api.yaml"},
+		{"queue", testenv.Binary("queue"), "queue.yaml"},
 	} {
 		t.Run(p.name, func(t *testing.T) {
 			addr := freeAddr(t)
@@ -130,8 +130,8 @@ func TestClaimTimeoutAloneStartsEveryProcess(t *testing.T) {
 			c := startChild(t, p.name, p.bin, env)
 			waitHTTP(t, "http://"+addr+"/healthz", 30*time.Second)
 			select {
-			case <-c.done:
-				t.Fatalf("%s exited: %v\n%s", p.name, c.err, c.out.String())
+			case <-c.Done():
+				t.Fatalf("%s exited: %v\n%s", p.name, c.Err(), c.Out.String())
 			default:
 			}
 		})

@@ -17,8 +17,7 @@ import (
 // sit on the process that did the work, and the admin stats agree.
 func TestMetricsAfterWorkload(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) { c.OrderTTL = svc.Duration(4 * time.Second) }})
-	pid := s.NewProduct(t, map[string]any{"sku": "metrics-card", "kind": "card", "price_cents": 300})
-	s.AddCards(t, pid, "MET", 10)
+	pid := s.NewCardProduct(t, "metrics-card", 300, 10)
 	_, buyer := s.NewUser(t, "metrics-buyer", 0)
 
 	late := buyer.CreateOrder(t, pid, 1) // left to expire, then paid
