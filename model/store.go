@@ -21,6 +21,10 @@ type Store struct {
 	db   *gorm.DB
 	d    dialect
 	held *held // inside a MySQL transaction: statements waiting for the next round trip
+	// after is, inside a transaction, the work to run once it committed
+	// (aftercommit.go); nil on the pool, where each write commits alone.
+	after    *AfterCommit
+	onCommit AfterCommitFunc
 }
 
 // NewStore wraps an open database.
