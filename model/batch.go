@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -19,6 +20,12 @@ import (
 // as before); the answer (rows affected, insert id, the rows of a SELECT) is
 // the last statement's, the one the caller asked about. SQLite is
 // in-process: there statements run at once.
+//
+// The naming rule: an exported write that may wait here ends in Later
+// (InsertEventLater, InsertOutboxLater, MoveOrderOrAbortLater…), so a reader
+// sees that it has not reached the database when it returns, and that its
+// failure may surface at the transaction's next statement or at COMMIT. A
+// write without the suffix runs when called.
 type held struct {
 	queries []string
 	args    []any
@@ -86,36 +93,49 @@ func (s *Store) flush(ctx context.Context) error {
 // ErrUnmet fails a transaction in which a statement sent with an expectation
 // (laterExpect: "touches at least n rows") found it unmet. The transaction
 // is rolled back; nothing it wrote stays. The failure may surface at a later
-// statement or at commit, wherever the held statement traveled.
-var ErrUnmet = errors.New("a statement touched fewer rows than expected; transaction rolled back")
+// statement or at commit, wherever the held statement traveled. The error
+// returned wraps it and names the check ("order O… paid→claimed (claim
+// token)"): test it with errors.Is.
+var ErrUnmet = errors.New("unmet check, transaction rolled back")
 
-// unmetMessage is the SIGNAL text that marks ErrUnmet on MariaDB.
-const unmetMessage = "orderflow: expected rows not touched"
+// unmetPrefix starts the SIGNAL text that marks ErrUnmet on MariaDB; the
+// check's name follows it.
+const unmetPrefix = "orderflow unmet: "
+
+// maxCheckName keeps the SIGNAL text within MESSAGE_TEXT's 128 characters.
+const maxCheckName = 128 - len(unmetPrefix)
 
 // laterExpect is later for a statement whose outcome decides whether the
 // transaction may commit: it must touch at least n rows, else the
-// transaction fails with ErrUnmet. On MariaDB the check travels with the
-// statement — `IF ROW_COUNT() < n THEN SIGNAL …` stops the batch before
-// anything after it, the COMMIT included — so the statement, the ones held
-// after it and the COMMIT still share one round trip. Elsewhere it runs at
-// once and is checked here.
-func (s *Store) laterExpect(ctx context.Context, n int64, query string, args ...any) error {
+// transaction fails with ErrUnmet naming check. On MariaDB the check travels
+// with the statement — `IF ROW_COUNT() < n THEN SIGNAL …` stops the batch
+// before anything after it, the COMMIT included — so the statement, the ones
+// held after it and the COMMIT still share one round trip. Elsewhere it runs
+// at once and is checked here.
+func (s *Store) laterExpect(ctx context.Context, check string, n int64, query string, args ...any) error {
+	for len(check) > maxCheckName { // whole characters: bytes bound them
+		_, size := utf8.DecodeLastRuneInString(check)
+		check = check[:len(check)-size]
+	}
 	if s.held != nil && s.d.mariadb {
-		check := fmt.Sprintf("IF ROW_COUNT() < %d THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s'; END IF", n, unmetMessage)
-		return s.later(ctx, query+";\n"+check, args...)
+		// A literal in the statement's text: quotes escaped, and no ? that
+		// would be taken for a placeholder.
+		quoted := strings.NewReplacer(`\`, `\\`, `'`, `''`, `?`, `.`).Replace(unmetPrefix + check)
+		signal := fmt.Sprintf("IF ROW_COUNT() < %d THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s'; END IF", n, quoted)
+		return s.later(ctx, query+";\n"+signal, args...)
 	}
 	got, err := s.exec(ctx, query, args...)
 	if err == nil && got < n {
-		err = fmt.Errorf("%w (%d of %d rows)", ErrUnmet, got, n)
+		err = fmt.Errorf("%w: %s (%d of %d rows)", ErrUnmet, check, got, n)
 	}
 	return err
 }
 
-// asUnmet turns the SIGNAL of a held check into ErrUnmet.
+// asUnmet turns the SIGNAL of a held check into ErrUnmet naming the check.
 func asUnmet(err error) error {
 	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1644 && me.Message == unmetMessage {
-		return fmt.Errorf("%w: %w", ErrUnmet, err)
+	if errors.As(err, &me) && me.Number == 1644 && strings.HasPrefix(me.Message, unmetPrefix) {
+		return fmt.Errorf("%w: %s", ErrUnmet, strings.TrimPrefix(me.Message, unmetPrefix))
 	}
 	return err
 }

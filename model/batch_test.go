@@ -62,7 +62,7 @@ func TestBatchedStatementsAnswerLikeSingleOnes(t *testing.T) {
 				return err
 			}
 			// The transaction goes on after a repeated effect.
-			return tx.InsertEvent(b.ctx, model.Event{ObjectType: "order", ObjectNo: c.OrderNo, FromStatus: "x", ToStatus: "y", Reason: "after", CreatedAt: b.now})
+			return tx.InsertEventLater(b.ctx, model.Event{ObjectType: "order", ObjectNo: c.OrderNo, FromStatus: "x", ToStatus: "y", Reason: "after", CreatedAt: b.now})
 		})
 		if err != nil || fresh != want.fresh || sold != want.sold {
 			t.Fatalf("card sale %d: fresh %v sold %d err %v, want %+v", i+1, fresh, sold, err, want)

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -30,7 +31,7 @@ func (s *Store) InsertCards(ctx context.Context, productID int64, codes []string
 	})
 }
 
-// LockCards moves qty sellable keys (UNSOLD or RECYCLED) of a product to
+// LockCardsLater moves qty sellable keys (UNSOLD or RECYCLED) of a product to
 // LOCKED for an order. It picks keys with FOR UPDATE SKIP LOCKED, so
 // concurrent creates take different keys instead of queueing behind each
 // other's row locks, and reports false, changing nothing, when fewer than qty
@@ -38,7 +39,7 @@ func (s *Store) InsertCards(ctx context.Context, productID int64, codes []string
 // statuses they leave, which must move them all or the transaction fails
 // with ErrUnmet; inside a MariaDB transaction it waits for the next round
 // trip (laterExpect).
-func (s *Store) LockCards(ctx context.Context, productID, orderID int64, qty int, at time.Time) (bool, error) {
+func (s *Store) LockCardsLater(ctx context.Context, productID, orderID int64, qty int, at time.Time) (bool, error) {
 	var ids []int64
 	if err := s.all(ctx, &ids,
 		`SELECT id FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT ? FOR UPDATE SKIP LOCKED`,
@@ -53,7 +54,7 @@ func (s *Store) LockCards(ctx context.Context, productID, orderID int64, qty int
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	return true, s.laterExpect(ctx, int64(len(ids)),
+	return true, s.laterExpect(ctx, fmt.Sprintf("%d card keys of product %d for order %d", len(ids), productID, orderID), int64(len(ids)),
 		`UPDATE card_keys SET status = 'LOCKED', order_id = ?, updated_at = ? WHERE id IN (`+placeholders(len(ids))+`) AND status IN ('UNSOLD', 'RECYCLED')`,
 		args...)
 }

@@ -37,11 +37,12 @@ func (s *Store) ClaimCardSale(ctx context.Context, orderID int64, at time.Time) 
 	return err == nil, sold, err
 }
 
-// RecordStockFlow records a stock movement that cannot have been recorded
-// before — the lock of an order being created, the sale inside the
+// InsertStockFlowLater records a stock movement that cannot have been
+// recorded before — the lock of an order being created, the sale inside the
 // transaction that claims the order's effect — so, inside a transaction, it
-// waits for the next statement's round trip.
-func (s *Store) RecordStockFlow(ctx context.Context, productID, orderID int64, flowType, qty int, at time.Time) error {
+// waits for the next statement's round trip. InsertStockFlow is the one
+// that answers whether the movement was new.
+func (s *Store) InsertStockFlowLater(ctx context.Context, productID, orderID int64, flowType, qty int, at time.Time) error {
 	return s.later(ctx, insertStockFlow, productID, orderID, flowType, qty, at)
 }
 
@@ -69,11 +70,11 @@ func (s *Store) InsertPayment(ctx context.Context, p *Payment) (bool, error) {
 	return s.insertIgnoringDuplicate(ctx, insertPayment, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
 }
 
-// RecordPayment records a payment expected to be new: inside a MySQL
+// InsertPaymentLater records a payment expected to be new: inside a MySQL
 // transaction it waits for the next round trip, and a trade already
 // recorded fails the transaction with a unique-key violation (IsDuplicate)
 // instead of answering — for callers with a careful path to fall back on.
-func (s *Store) RecordPayment(ctx context.Context, p *Payment) error {
+func (s *Store) InsertPaymentLater(ctx context.Context, p *Payment) error {
 	return s.later(ctx, insertPayment, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
 }
 

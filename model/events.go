@@ -16,9 +16,9 @@ type Event struct {
 	CreatedAt  time.Time `json:"at"`
 }
 
-// InsertEvent appends to the event history; inside a transaction the row
-// waits for the next statement's round trip.
-func (s *Store) InsertEvent(ctx context.Context, e Event) error {
+// InsertEventLater appends to the event history; inside a transaction the
+// row waits for the next statement's round trip.
+func (s *Store) InsertEventLater(ctx context.Context, e Event) error {
 	return s.later(ctx, `INSERT INTO events (object_type, object_no, from_status, to_status, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)`, e.args()...)
 }
 

@@ -133,7 +133,7 @@ func (s *Store) MoveGroup(ctx context.Context, g *Group, m GroupMove) (bool, err
 	if len(m.From) > 1 {
 		from = g.Status
 	}
-	return true, s.InsertEvent(ctx, Event{ObjectType: "group", ObjectNo: g.GroupNo, FromStatus: from, ToStatus: m.To, Reason: m.Reason, CreatedAt: m.At})
+	return true, s.InsertEventLater(ctx, Event{ObjectType: "group", ObjectNo: g.GroupNo, FromStatus: from, ToStatus: m.To, Reason: m.Reason, CreatedAt: m.At})
 }
 
 // ChargeParticipants debits every participant of a group price cents, with

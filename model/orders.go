@@ -154,35 +154,53 @@ func (s *Store) MoveOrder(ctx context.Context, id int64, orderNo string, m Order
 	if err != nil {
 		return false, err
 	}
+	var n int64
 	if !s.d.sqlite {
 		// The move and its event in one round trip.
-		n, err := s.exec(ctx, q+";\n"+insertEventIfMoved, append(args, ev.args()...)...)
-		return n == 1, err
+		n, err = s.exec(ctx, q+";\n"+insertEventIfMoved, append(args, ev.args()...)...)
+	} else if n, err = s.exec(ctx, q, args...); err == nil && n == 1 {
+		err = s.InsertEventLater(ctx, ev)
 	}
-	n, err := s.exec(ctx, q, args...)
-	if err != nil || n == 0 {
+	if err != nil || n != 1 {
 		return false, err
 	}
-	return true, s.InsertEvent(ctx, ev)
+	s.staleAfterCommit(ctx, id, orderNo)
+	return true, nil
 }
 
-// MoveOrderOrAbort is MoveOrder for a transaction that must not commit
+// MoveOrderOrAbortLater is MoveOrder for a transaction that must not commit
 // without the move: if someone else moved the order first, the transaction
-// fails with ErrUnmet. On MariaDB the move, its event and the check wait for
-// the transaction's next round trip (often its COMMIT), so a one-move
-// transaction costs one round trip.
-func (s *Store) MoveOrderOrAbort(ctx context.Context, id int64, orderNo string, m OrderMove) error {
+// fails with ErrUnmet naming the move. On MariaDB the move, its event and
+// the check wait for the transaction's next round trip (often its COMMIT),
+// so a one-move transaction costs one round trip.
+func (s *Store) MoveOrderOrAbortLater(ctx context.Context, id int64, orderNo string, m OrderMove) error {
 	q, args, ev, err := orderMove(id, orderNo, m)
 	if err != nil {
 		return err
 	}
+	check := m.check(orderNo)
 	if !s.d.sqlite {
-		return s.laterExpect(ctx, 1, q+";\n"+insertEventIfMoved, append(args, ev.args()...)...)
+		err = s.laterExpect(ctx, check, 1, q+";\n"+insertEventIfMoved, append(args, ev.args()...)...)
+	} else if err = s.laterExpect(ctx, check, 1, q, args...); err == nil {
+		err = s.InsertEventLater(ctx, ev)
 	}
-	if err := s.laterExpect(ctx, 1, q, args...); err != nil {
-		return err
+	if err == nil {
+		s.staleAfterCommit(ctx, id, orderNo)
 	}
-	return s.InsertEvent(ctx, ev)
+	return err
+}
+
+// check names m as an unmet check does: the order, the move and the
+// conditions it carries besides the status.
+func (m OrderMove) check(orderNo string) string {
+	c := "order " + orderNo + " " + m.From.String() + "→" + m.To.String()
+	if m.Token != "" {
+		c += " (claim token)"
+	}
+	if m.NextGen > 0 {
+		c += fmt.Sprintf(" (activate gen %d)", m.NextGen-1)
+	}
+	return c
 }
 
 // orderMove builds m's UPDATE and its event.

@@ -32,28 +32,28 @@ func TaskRow(taskID, taskType string, payload []byte, processAt, now time.Time) 
 	return &OutboxRow{TaskID: taskID, TaskType: taskType, Payload: payload, ProcessAt: processAt, CreatedAt: now}
 }
 
-// InsertOutbox queues a task for the relay in the caller's transaction:
-// inside a MySQL transaction it waits for the next round trip (batch.go). A
-// row with the same task ID already waiting is left as it is — the ID names
-// the task, so that row asks for the same one.
-func (s *Store) InsertOutbox(ctx context.Context, r *OutboxRow) error {
+// InsertOutboxLater queues a task for the relay in the caller's
+// transaction: inside a MySQL transaction it waits for the next round trip
+// (batch.go), and once the transaction commits the row is handed to the
+// relay's fast path (aftercommit.go). A row with the same task ID already
+// waiting is left as it is — the ID names the task, so that row asks for
+// the same one.
+func (s *Store) InsertOutboxLater(ctx context.Context, r *OutboxRow) error {
 	r.CreatedAt = r.CreatedAt.UTC().Truncate(time.Millisecond) // as stored: Key() must match it
+	var err error
 	if s.d.sqlite {
-		_, err := s.insertIgnoringDuplicate(ctx, insertOutbox, r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt)
-		return err
+		_, err = s.insertIgnoringDuplicate(ctx, insertOutbox, r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt)
+	} else {
+		err = s.later(ctx, insertOutbox+` ON DUPLICATE KEY UPDATE task_id = task_id`,
+			r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt)
 	}
-	return s.later(ctx, insertOutbox+` ON DUPLICATE KEY UPDATE task_id = task_id`,
-		r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt)
+	if err == nil {
+		s.sendAfterCommit(ctx, r)
+	}
+	return err
 }
 
 const insertOutbox = `INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES (?, ?, ?, ?, ?)`
-
-// OutboxBatch returns the waiting rows with the given task IDs, oldest first.
-func (s *Store) OutboxBatch(ctx context.Context, taskIDs []string, limit int) ([]OutboxRow, error) {
-	var out []OutboxRow
-	err := s.all(ctx, &out, `SELECT * FROM outbox WHERE task_id IN ? ORDER BY id LIMIT ?`, taskIDs, limit)
-	return out, err
-}
 
 // OutboxBetween returns up to limit waiting rows with afterID < id <= maxID, oldest first.
 func (s *Store) OutboxBetween(ctx context.Context, afterID, maxID int64, limit int) ([]OutboxRow, error) {

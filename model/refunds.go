@@ -59,12 +59,16 @@ type Refund struct {
 }
 
 // InsertRefund records a refund once per (order, trade) and reports false
-// when it already exists.
+// when it already exists. A new refund changes its order's view.
 func (s *Store) InsertRefund(ctx context.Context, r *Refund) (bool, error) {
-	return s.insertIgnoringDuplicate(ctx,
+	fresh, err := s.insertIgnoringDuplicate(ctx,
 		`INSERT INTO refunds (refund_no, base_no, no_gen, order_id, order_no, trade_no, amount_cents, reason, status, created_at, updated_at)
 		 VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.RefundNo, r.BaseNo, r.OrderID, r.OrderNo, r.TradeNo, r.AmountCents, r.Reason, r.Status, r.CreatedAt, r.UpdatedAt)
+	if fresh {
+		s.staleAfterCommit(ctx, r.OrderID, r.OrderNo)
+	}
+	return fresh, err
 }
 
 // RefundByNo loads a refund by its current refund_no.
@@ -141,9 +145,11 @@ type RefundMove struct {
 	NextTaskGen int
 }
 
-// MoveRefund applies m with one UPDATE naming the status it leaves and
-// records the event; false means someone else moved it first.
-func (s *Store) MoveRefund(ctx context.Context, id int64, refundNo string, m RefundMove) (bool, error) {
+// MoveRefund applies m to refund r (as read) with one UPDATE naming the
+// status it leaves and records the event under its base number; false means
+// someone else moved it first. A move changes r's order's view.
+func (s *Store) MoveRefund(ctx context.Context, r *Refund, m RefundMove) (bool, error) {
+	id, refundNo := r.ID, r.BaseNo
 	if !CanMoveRefund(m.From, m.To) {
 		return false, fmt.Errorf("move refund %s: %s→%s is not an allowed move", refundNo, m.From, m.To)
 	}
@@ -158,7 +164,8 @@ func (s *Store) MoveRefund(ctx context.Context, id int64, refundNo string, m Ref
 	if err != nil || n == 0 {
 		return false, err
 	}
-	return true, s.InsertEvent(ctx, Event{ObjectType: "refund", ObjectNo: refundNo, FromStatus: m.From, ToStatus: m.To, Reason: m.Reason, CreatedAt: m.At})
+	s.staleAfterCommit(ctx, r.OrderID, r.OrderNo)
+	return true, s.InsertEventLater(ctx, Event{ObjectType: "refund", ObjectNo: refundNo, FromStatus: m.From, ToStatus: m.To, Reason: m.Reason, CreatedAt: m.At})
 }
 
 // CountRefundAttempt records one provider call for a refund still processing.

@@ -1,6 +1,13 @@
 // Package model owns the ledger: tables, status types with their transition
 // table, and every SQL statement orderflow runs. Nothing outside this package
 // writes SQL.
+//
+// Two rules a caller can rely on. A write whose name ends in Later may wait
+// inside a transaction for its next round trip (batch.go), so its failure
+// can surface at a later statement or at COMMIT. And a transaction collects
+// its own after-commit work — the outbox rows it wrote, the orders whose view
+// it changed — and hands it over once, after COMMIT (aftercommit.go): a use
+// case never sends a task or drops a cached view by hand.
 package model
 
 import (
@@ -21,6 +28,10 @@ type Store struct {
 	db   *gorm.DB
 	d    dialect
 	held *held // inside a MySQL transaction: statements waiting for the next round trip
+	// after is, inside a transaction, the work to run once it committed
+	// (aftercommit.go); nil on the pool, where each write commits alone.
+	after    *AfterCommit
+	onCommit AfterCommitFunc
 }
 
 // NewStore wraps an open database.

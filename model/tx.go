@@ -17,24 +17,54 @@ const maxTxAttempts = 4
 
 // InTx runs fn in one transaction on a Store bound to it. A deadlock or lock
 // wait timeout rolls back and re-runs fn, at most maxTxAttempts times. Called
-// on a Store that is already inside a MySQL transaction, fn joins it.
+// on a Store that is already inside a transaction, fn joins it (on SQLite
+// under a savepoint). Once the outermost transaction has committed, the
+// work its writes registered (aftercommit.go) runs, exactly once.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	if s.held != nil {
 		return asUnmet(fn(s))
 	}
+	if s.after != nil {
+		return s.nestedSQLiteTx(ctx, fn)
+	}
 	var err error
 	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
+		work := &AfterCommit{} // a rolled-back attempt's work is dropped with it
 		if s.d.sqlite {
 			err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-				return fn(&Store{db: tx, d: s.d})
+				return fn(s.bound(tx, nil, work))
 			})
 		} else {
-			err = s.mysqlTx(ctx, fn)
+			err = s.mysqlTx(ctx, work, fn)
+		}
+		if err == nil {
+			s.runAfterCommit(ctx, work)
+			return nil
 		}
 		if !isRetryableTxError(err) || ctx.Err() != nil {
 			return err
 		}
 		time.Sleep(time.Duration(attempt*attempt) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+// bound is s on a transaction's handle, collecting into work.
+func (s *Store) bound(db *gorm.DB, h *held, work *AfterCommit) *Store {
+	return &Store{db: db, d: s.d, held: h, after: work, onCommit: s.onCommit}
+}
+
+// nestedSQLiteTx runs fn under a savepoint of the SQLite transaction s is
+// in. Its after-commit work joins the outer transaction's; if the savepoint
+// rolls back, so does the work it added.
+func (s *Store) nestedSQLiteTx(ctx context.Context, fn func(tx *Store) error) error {
+	work := s.after
+	rows, orders := len(work.Outbox), len(work.Orders)
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return fn(s.bound(tx, nil, work))
+	})
+	if err != nil {
+		work.Outbox, work.Orders = work.Outbox[:rows], work.Orders[:orders]
 	}
 	return err
 }
@@ -45,7 +75,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 // COMMIT with the held statements (batch.go). The session's isolation (READ
 // COMMITTED, set at connect) applies. Whatever fn does, the connection goes
 // back to the pool with no transaction open, or not at all.
-func (s *Store) mysqlTx(ctx context.Context, fn func(tx *Store) error) (err error) {
+func (s *Store) mysqlTx(ctx context.Context, work *AfterCommit, fn func(tx *Store) error) (err error) {
 	pool, err := s.db.DB()
 	if err != nil {
 		return err
@@ -56,7 +86,7 @@ func (s *Store) mysqlTx(ctx context.Context, fn func(tx *Store) error) (err erro
 	}
 	db := s.db.Session(&gorm.Session{Context: ctx})
 	db.Statement.ConnPool = conn
-	tx := &Store{db: db, d: s.d, held: &held{begin: true}}
+	tx := s.bound(db, &held{begin: true}, work)
 	defer func() {
 		if tx.held.open {
 			// fn failed or panicked, or the commit did not go through.

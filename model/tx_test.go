@@ -54,7 +54,7 @@ func TestTransactionEndsCleanOnOneConnection(t *testing.T) {
 		o := b.order(t, model.OrderPending)
 		boom := errors.New("boom")
 		err := b.store.InTx(b.ctx, func(tx *model.Store) error {
-			if err := tx.InsertEvent(b.ctx, event(o.OrderNo, "held")); err != nil {
+			if err := tx.InsertEventLater(b.ctx, event(o.OrderNo, "held")); err != nil {
 				return err
 			}
 			if moved, err := tx.MoveOrder(b.ctx, o.ID, o.OrderNo, move); err != nil || !moved {
@@ -96,10 +96,10 @@ func TestTransactionEndsCleanOnOneConnection(t *testing.T) {
 			if _, err := tx.MoveOrder(b.ctx, o.ID, o.OrderNo, move); err != nil { // sent: starts it
 				return err
 			}
-			if err := tx.InsertEvent(b.ctx, event(o.OrderNo, "held before")); err != nil {
+			if err := tx.InsertEventLater(b.ctx, event(o.OrderNo, "held before")); err != nil {
 				return err
 			}
-			return tx.RecordPayment(b.ctx, pay) // a duplicate: the commit batch fails here
+			return tx.InsertPaymentLater(b.ctx, pay) // a duplicate: the commit batch fails here
 		})
 		if !model.IsDuplicate(err) {
 			t.Fatalf("InTx = %v, want the duplicate from the commit batch", err)
@@ -113,7 +113,7 @@ func TestTransactionEndsCleanOnOneConnection(t *testing.T) {
 			if _, err := tx.OrderByID(b.ctx, o.ID); err != nil { // starts it
 				return err
 			}
-			return tx.InsertEvent(b.ctx, event(o.OrderNo, "only held")) // travels with COMMIT
+			return tx.InsertEventLater(b.ctx, event(o.OrderNo, "only held")) // travels with COMMIT
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -139,7 +139,7 @@ func TestTransactionEndsCleanOnOneConnection(t *testing.T) {
 			if err := model.Later(ctx, tx, `DO SLEEP(0.3)`); err != nil {
 				return err
 			}
-			return tx.InsertEvent(ctx, event(o.OrderNo, "after the deadline"))
+			return tx.InsertEventLater(ctx, event(o.OrderNo, "after the deadline"))
 		})
 		committed := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ? AND reason = 'after the deadline'`, o.OrderNo)
 		if err != nil || committed != 1 {
@@ -168,10 +168,10 @@ func TestOutboxRowsByKey(t *testing.T) {
 	first := row(b.now.Add(123456 * time.Nanosecond)) // finer than the column keeps
 	for i := range 2 {
 		err := b.store.InTx(b.ctx, func(tx *model.Store) error {
-			if err := tx.InsertOutbox(b.ctx, first); err != nil {
+			if err := tx.InsertOutboxLater(b.ctx, first); err != nil {
 				return err
 			}
-			return tx.InsertEvent(b.ctx, model.Event{ObjectType: "order", ObjectNo: "TXOUTBOX", FromStatus: "x", ToStatus: "y", Reason: "after outbox", CreatedAt: b.now})
+			return tx.InsertEventLater(b.ctx, model.Event{ObjectType: "order", ObjectNo: "TXOUTBOX", FromStatus: "x", ToStatus: "y", Reason: "after outbox", CreatedAt: b.now})
 		})
 		if err != nil {
 			t.Fatalf("insert %d: %v", i+1, err)
@@ -191,7 +191,7 @@ func TestOutboxRowsByKey(t *testing.T) {
 		t.Fatalf("the row is still there after its delete (key %+v)", first.Key())
 	}
 	second := row(b.now.Add(time.Second))
-	if err := b.store.InsertOutbox(b.ctx, second); err != nil {
+	if err := b.store.InsertOutboxLater(b.ctx, second); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.store.DeleteOutbox(b.ctx, []model.OutboxKey{first.Key()}); err != nil {

@@ -26,13 +26,13 @@ func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 	moved := b.order(t, model.OrderPaid) // someone else moved it already
 	move := model.OrderMove{From: model.OrderPending, To: model.OrderPaid, Reason: "unmet test", At: b.now}
 	err := b.store.InTx(b.ctx, func(tx *model.Store) error {
-		if err := tx.InsertEvent(b.ctx, model.Event{ObjectType: "order", ObjectNo: moved.OrderNo, FromStatus: "x", ToStatus: "y", Reason: "before", CreatedAt: b.now}); err != nil {
+		if err := tx.InsertEventLater(b.ctx, model.Event{ObjectType: "order", ObjectNo: moved.OrderNo, FromStatus: "x", ToStatus: "y", Reason: "before", CreatedAt: b.now}); err != nil {
 			return err
 		}
-		if err := tx.MoveOrderOrAbort(b.ctx, moved.ID, moved.OrderNo, move); err != nil {
+		if err := tx.MoveOrderOrAbortLater(b.ctx, moved.ID, moved.OrderNo, move); err != nil {
 			return err
 		}
-		return tx.InsertOutbox(b.ctx, &model.OutboxRow{TaskID: "unmet:" + moved.OrderNo, TaskType: "t", Payload: []byte("{}"), ProcessAt: b.now, CreatedAt: b.now})
+		return tx.InsertOutboxLater(b.ctx, &model.OutboxRow{TaskID: "unmet:" + moved.OrderNo, TaskType: "t", Payload: []byte("{}"), ProcessAt: b.now, CreatedAt: b.now})
 	})
 	if !errors.Is(err, model.ErrUnmet) {
 		t.Fatalf("InTx = %v, want ErrUnmet", err)
@@ -47,7 +47,7 @@ func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 	// The same move on a pending order commits, with its event.
 	o := b.order(t, model.OrderPending)
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) error {
-		return tx.MoveOrderOrAbort(b.ctx, o.ID, o.OrderNo, move)
+		return tx.MoveOrderOrAbortLater(b.ctx, o.ID, o.OrderNo, move)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +63,10 @@ func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 	pay := &model.Payment{TradeNo: "UNMET-" + o.OrderNo, OrderID: o.ID, AmountCents: 100, Disposition: model.PaymentApplied, CreatedAt: b.now}
 	for i, wantDup := range []bool{false, true} {
 		err := b.store.InTx(b.ctx, func(tx *model.Store) error {
-			if err := tx.RecordPayment(b.ctx, pay); err != nil {
+			if err := tx.InsertPaymentLater(b.ctx, pay); err != nil {
 				return err
 			}
-			return tx.InsertEvent(b.ctx, model.Event{ObjectType: "order", ObjectNo: o.OrderNo, FromStatus: "x", ToStatus: "y", Reason: "with payment", CreatedAt: b.now})
+			return tx.InsertEventLater(b.ctx, model.Event{ObjectType: "order", ObjectNo: o.OrderNo, FromStatus: "x", ToStatus: "y", Reason: "with payment", CreatedAt: b.now})
 		})
 		if model.IsDuplicate(err) != wantDup || (!wantDup && err != nil) {
 			t.Fatalf("record %d: %v, want duplicate %v", i+1, err, wantDup)
@@ -80,19 +80,19 @@ func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 	b.exec(t, `INSERT INTO card_keys (product_id, code, status, updated_at) VALUES (?, ?, 'UNSOLD', ?)`, product, fmt.Sprintf("UNMET-K-%d", product), b.now)
 	var ok bool
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) (err error) {
-		ok, err = tx.LockCards(b.ctx, product, o.ID, 2, b.now)
+		ok, err = tx.LockCardsLater(b.ctx, product, o.ID, 2, b.now)
 		return err
 	}); err != nil || ok {
-		t.Fatalf("LockCards(2 of 1 free) = %v, %v; want false, nil", ok, err)
+		t.Fatalf("LockCardsLater(2 of 1 free) = %v, %v; want false, nil", ok, err)
 	}
 	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'UNSOLD'`, product); n != 1 {
 		t.Errorf("the one free key moved although the order could not get two")
 	}
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) (err error) {
-		ok, err = tx.LockCards(b.ctx, product, o.ID, 1, b.now)
+		ok, err = tx.LockCardsLater(b.ctx, product, o.ID, 1, b.now)
 		return err
 	}); err != nil || !ok {
-		t.Fatalf("LockCards(1 of 1 free) = %v, %v; want true, nil", ok, err)
+		t.Fatalf("LockCardsLater(1 of 1 free) = %v, %v; want true, nil", ok, err)
 	}
 	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'LOCKED' AND order_id = ?`, product, o.ID); n != 1 {
 		t.Errorf("the key is not LOCKED to the order")

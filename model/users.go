@@ -61,10 +61,10 @@ func (s *Store) TakePendingSlot(ctx context.Context, userID int64, max int) (boo
 
 const takePendingSlot = `UPDATE users SET pending_orders = pending_orders + 1 WHERE id = ? AND pending_orders < ?`
 
-// ReleasePendingSlot gives a pending-order slot back when an order leaves pending.
-// Its result is never needed, so inside a transaction it waits for the next
-// statement's round trip.
-func (s *Store) ReleasePendingSlot(ctx context.Context, userID int64) error {
+// ReleasePendingSlotLater gives a pending-order slot back when an order
+// leaves pending. Its result is never needed, so inside a transaction it
+// waits for the next statement's round trip.
+func (s *Store) ReleasePendingSlotLater(ctx context.Context, userID int64) error {
 	return s.later(ctx, `UPDATE users SET pending_orders = pending_orders - 1 WHERE id = ? AND pending_orders > 0`, userID)
 }
 

@@ -33,23 +33,24 @@ type UseCases struct {
 
 // NewUseCases builds every use-case service on the context's dependencies.
 // Tests that swap the clock do so on the ServiceContext before calling it.
+// It installs the Store's after-commit work, so call it once per context.
 func (s *ServiceContext) NewUseCases() *UseCases {
 	c := s.Config
 	relay := outbox.New(s.Store, s.Asynq, s.Inspector, s.Redis, s.Tasks, s.Log)
+	s.Store.SetAfterCommit(afterCommit(relay, s.Redis, s.Log))
 	m := metrics.New(s.Redis)
 	orders := order.New(order.Deps{
-		Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector,
-		Tasks: s.Tasks, Clock: s.Clock, Log: s.Log, Metrics: m,
+		Store: s.Store, Redis: s.Redis, Clock: s.Clock, Log: s.Log, Metrics: m,
 	}, order.Settings{
 		OrderTTL: c.OrderTTL.D(), ClaimTimeout: c.ClaimTimeout.D(), MaxPending: c.MaxPending,
 		MaxAttempts: c.MaxAttempts, CacheTTL: c.CacheTTL.D(), IdempotencyTTL: c.IdempotencyTTL.D(),
 	})
 	refunds := refund.New(refund.Deps{
-		Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector, Tasks: s.Tasks,
+		Store:    s.Store,
 		Provider: payclient.New(c.PayURL, c.PaySecret, c.PayTimeout.D()),
 		Clock:    s.Clock, Log: s.Log, Metrics: m,
 	}, refund.Settings{MaxAttempts: c.RefundMaxAttempts, AlertAfter: c.RefundAlertAfter.D()})
-	groups := group.New(group.Deps{Store: s.Store, Redis: s.Redis, Relay: relay, Inspector: s.Inspector, Tasks: s.Tasks, Clock: s.Clock, Log: s.Log})
+	groups := group.New(group.Deps{Store: s.Store, Redis: s.Redis, Clock: s.Clock, Log: s.Log})
 	sweeper := &reconcile.Sweeper{
 		Store: s.Store, Redis: s.Redis, Relay: relay, Asynq: s.Asynq, Tasks: s.Tasks,
 		Orders: orders, Refunds: refunds, Groups: groups, Stock: stock.NewCounter(s.Redis), Metrics: m, Clock: s.Clock, Log: s.Log,

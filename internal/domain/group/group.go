@@ -14,11 +14,9 @@ import (
 
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/clock"
-	"orderflow/internal/infra/outbox"
 	"orderflow/internal/infra/tasks"
 	"orderflow/model"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
@@ -29,29 +27,23 @@ const ExhaustedKey = "orderflow:groups:exhausted"
 
 // Service runs the group use cases.
 type Service struct {
-	store     *model.Store
-	rdb       redis.UniversalClient
-	relay     *outbox.Relay
-	inspector *asynq.Inspector
-	table     tasks.Table
-	clock     clock.Clock
-	log       *zap.Logger
+	store *model.Store
+	rdb   redis.UniversalClient
+	clock clock.Clock
+	log   *zap.Logger
 }
 
 // Deps are what the service needs.
 type Deps struct {
-	Store     *model.Store
-	Redis     redis.UniversalClient
-	Relay     *outbox.Relay
-	Inspector *asynq.Inspector
-	Tasks     tasks.Table
-	Clock     clock.Clock
-	Log       *zap.Logger
+	Store *model.Store
+	Redis redis.UniversalClient
+	Clock clock.Clock
+	Log   *zap.Logger
 }
 
 // New returns the group service.
 func New(d Deps) *Service {
-	return &Service{store: d.Store, rdb: d.Redis, relay: d.Relay, inspector: d.Inspector, table: d.Tasks, clock: d.Clock, log: d.Log}
+	return &Service{store: d.Store, rdb: d.Redis, clock: d.Clock, log: d.Log}
 }
 
 // Errors.
@@ -99,15 +91,14 @@ func (s *Service) Create(ctx context.Context, ownerID int64, title string, price
 		if err := tx.InsertGroup(ctx, g); err != nil {
 			return err
 		}
-		if err := tx.InsertEvent(ctx, model.Event{ObjectType: "group", ObjectNo: g.GroupNo, FromStatus: "-", ToStatus: g.Status, Reason: "created", CreatedAt: now}); err != nil {
+		if err := tx.InsertEventLater(ctx, model.Event{ObjectType: "group", ObjectNo: g.GroupNo, FromStatus: "-", ToStatus: g.Status, Reason: "created", CreatedAt: now}); err != nil {
 			return err
 		}
-		return tx.InsertOutbox(ctx, row)
+		return tx.InsertOutboxLater(ctx, row)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create group: %w", err)
 	}
-	s.relay.Send(ctx, row.TaskID)
 	s.log.Info("group created", zap.String("group_no", g.GroupNo), zap.Time("deadline", g.Deadline))
 	return g, nil
 }

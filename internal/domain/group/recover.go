@@ -26,7 +26,7 @@ func (s *Service) Retry(ctx context.Context, groupNo string) error {
 		if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1, model.GroupFailed); err != nil || !ok {
 			return err
 		}
-		return tx.InsertOutbox(ctx, row)
+		return tx.InsertOutboxLater(ctx, row)
 	})
 	if err != nil {
 		return fmt.Errorf("retry group %s: %w", groupNo, err)
@@ -34,7 +34,6 @@ func (s *Service) Retry(ctx context.Context, groupNo string) error {
 	if !ok {
 		return ErrNotFailed
 	}
-	s.relay.Send(ctx, row.TaskID)
 	s.log.Info("failed group retried by operator", zap.String("group_no", groupNo))
 	return nil
 }
@@ -42,9 +41,9 @@ func (s *Service) Retry(ctx context.Context, groupNo string) error {
 // RequeueSettle gives an OPEN/CLOSED group with no live settle task (Redis
 // lost it, or a worker died on the last attempt and asynq archived it
 // without calling us) a new generation with a fresh budget, due at the
-// deadline or now if that has passed. A nil row means it had moved on. The
-// sweep sends the row.
-func (s *Service) RequeueSettle(ctx context.Context, g *model.Group) (*model.OutboxRow, error) {
+// deadline or now if that has passed; false means it had moved on. The row
+// is sent after the commit.
+func (s *Service) RequeueSettle(ctx context.Context, g *model.Group) (bool, error) {
 	now := s.clock.Now()
 	row := settleRow(g.GroupNo, g.SettleGen+1, false, g.Deadline, now)
 	var ok bool
@@ -52,14 +51,13 @@ func (s *Service) RequeueSettle(ctx context.Context, g *model.Group) (*model.Out
 		if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1, model.GroupOpen, model.GroupClosed); err != nil || !ok {
 			return err
 		}
-		return tx.InsertOutbox(ctx, row)
+		return tx.InsertOutboxLater(ctx, row)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("requeue group %s: %w", g.GroupNo, err)
+		return false, fmt.Errorf("requeue group %s: %w", g.GroupNo, err)
 	}
-	if !ok {
-		return nil, nil
+	if ok {
+		s.log.Debug("group had no live settle task; re-queued", zap.String("group_no", g.GroupNo), zap.String("status", g.Status))
 	}
-	s.log.Debug("group had no live settle task; re-queued", zap.String("group_no", g.GroupNo), zap.String("status", g.Status))
-	return row, nil
+	return ok, nil
 }

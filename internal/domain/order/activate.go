@@ -52,19 +52,18 @@ func (s *Service) claim(ctx context.Context, orderNo, taskID string, log *zap.Lo
 	case o.Status == model.OrderPaid:
 		// One round trip on MariaDB: the move, its event and the COMMIT.
 		err = s.store.InTx(ctx, func(tx *model.Store) error {
-			return tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, model.OrderMove{
+			return tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, model.OrderMove{
 				From: model.OrderPaid, To: model.OrderClaimed, Reason: "claim", At: now, CountAttempt: true,
 				Set: map[string]any{"claim_token": token, "claim_task_id": taskID, "claimed_at": now},
 			})
 		})
 		if errors.Is(err, model.ErrUnmet) {
-			log.Info("order moved by someone else before the claim; skipping")
+			log.Info("order moved by someone else before the claim; skipping", zap.Error(err))
 			return nil, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("activate %s: claim: %w", orderNo, err)
 		}
-		s.invalidate(ctx, o.ID, o.OrderNo)
 	case o.Status == model.OrderClaimed && o.ClaimTaskID != nil && *o.ClaimTaskID == taskID:
 		// asynq redelivered this task after its lease expired: the claim is ours.
 		ok, err := s.store.TakeOverClaim(ctx, o.ID, taskID, deref(o.ClaimToken), token, now)
@@ -111,7 +110,6 @@ func (s *Service) giveUpOrRelease(ctx context.Context, c *claim, cause error, lo
 		log.Error("release claim failed", zap.Error(err))
 		return errors.Join(cause, fmt.Errorf("release claim of %s: %w", c.order.OrderNo, err))
 	}
-	s.invalidate(ctx, c.order.ID, c.order.OrderNo)
 	log.Warn("activation attempt failed; claim released for retry", zap.Bool("released", moved), zap.Error(cause))
 	return cause
 }
@@ -165,7 +163,6 @@ func (s *Service) fail(ctx context.Context, o *model.Order, from model.OrderStat
 	if err != nil {
 		return fmt.Errorf("fail order %s: %w", o.OrderNo, err)
 	}
-	s.invalidate(ctx, o.ID, o.OrderNo)
 	if moved {
 		log.Error("order failed", zap.String("reason", why.reason), zap.Int("attempts", o.Attempts))
 	}

@@ -4,34 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
-	"time"
 
+	"orderflow/internal/infra/ordercache"
 	"orderflow/model"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
-
-func cacheKeyNo(orderNo string) string { return "cache:order:no:" + orderNo }
-func cacheKeyID(id int64) string       { return "cache:order:id:" + strconv.FormatInt(id, 10) }
-
-// invalidate deletes both cache keys after a move, each with its own DEL
-// because they hash to different Cluster slots (one pipelined round trip on
-// a standalone Redis; go-redis splits it per slot on a Cluster). Redis being
-// down is logged, not fatal: the entries expire by TTL.
-func (s *Service) invalidate(ctx context.Context, id int64, orderNo string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cacheOpTimeout)
-	defer cancel()
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, cacheKeyNo(orderNo))
-		p.Del(ctx, cacheKeyID(id))
-		return nil
-	})
-	if err != nil {
-		s.log.Warn("order cache delete failed", zap.String("order_no", orderNo), zap.Error(err))
-	}
-}
 
 // cacheable says which views are worth caching: those of orders at rest.
 // paid and claimed orders change within milliseconds; caching them would
@@ -40,14 +19,10 @@ func cacheable(st model.OrderStatus) bool {
 	return st == model.OrderFinished || st == model.OrderClosed || st == model.OrderFailed || st == model.OrderRefunded
 }
 
-// cacheOpTimeout bounds cache work on a request path: with Redis down the
-// answer must not wait on it (entries expire by TTL anyway).
-const cacheOpTimeout = 300 * time.Millisecond
-
 func (s *Service) cachedView(ctx context.Context, orderNo string) (*View, bool) {
-	ctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
+	ctx, cancel := context.WithTimeout(ctx, ordercache.OpTimeout)
 	defer cancel()
-	b, err := s.rdb.Get(ctx, cacheKeyNo(orderNo)).Bytes()
+	b, err := s.rdb.Get(ctx, ordercache.KeyNo(orderNo)).Bytes()
 	if err != nil {
 		if !errors.Is(err, redis.Nil) {
 			s.log.Debug("order cache read failed", zap.String("order_no", orderNo), zap.Error(err))
@@ -65,21 +40,22 @@ func (s *Service) cachedView(ctx context.Context, orderNo string) (*View, bool) 
 // move that committed between our read and our SET deleted the keys before
 // we wrote them, so our entry would show the order as it was until the TTL.
 // Any move committed before the check is seen by it (READ COMMITTED) and we
-// drop what we wrote; any move after it deletes the keys itself.
+// drop what we wrote; any move after it deletes the keys itself (the
+// ledger's after-commit work).
 func (s *Service) storeView(ctx context.Context, o *model.Order, v *View) {
-	ctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
+	ctx, cancel := context.WithTimeout(ctx, ordercache.OpTimeout)
 	defer cancel()
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
-	for _, k := range []string{cacheKeyNo(v.OrderNo), cacheKeyID(o.ID)} {
+	for _, k := range []string{ordercache.KeyNo(v.OrderNo), ordercache.KeyID(o.ID)} {
 		if err := s.rdb.Set(ctx, k, b, s.set.CacheTTL).Err(); err != nil {
 			return
 		}
 	}
 	if !s.viewCurrent(ctx, o, v) {
-		s.invalidate(ctx, o.ID, o.OrderNo)
+		ordercache.Drop(ctx, s.rdb, s.log, model.OrderRef{ID: o.ID, No: o.OrderNo})
 	}
 }
 

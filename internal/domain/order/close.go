@@ -63,7 +63,7 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 			if err != nil || !moved {
 				return err
 			}
-			if err := tx.ReleasePendingSlot(ctx, o.UserID); err != nil {
+			if err := tx.ReleasePendingSlotLater(ctx, o.UserID); err != nil {
 				return err
 			}
 			return releaseStock(ctx, tx, o, model.FlowCloseRestore, now)
@@ -87,7 +87,6 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 		// a paid order's close task costs — the one indexed read above.
 	}
 	if moved {
-		s.invalidate(ctx, o.ID, o.OrderNo)
 		s.metrics.CloseSucceeded()
 		log.Info("order closed; stock released")
 	} else {
@@ -185,22 +184,19 @@ func (s *Service) restoreCounter(ctx context.Context, o *model.Order, flowType i
 
 // RequeueClose gives a pending order whose close task is not live (Redis
 // lost it, or asynq archived it after its retries) a new close generation,
-// due at the order's expiry, or at once if that has passed. A nil row means
-// the order had moved on. The sweep sends the row.
-func (s *Service) RequeueClose(ctx context.Context, o *model.Order) (*model.OutboxRow, error) {
+// due at the order's expiry, or at once if that has passed; false means
+// the order had moved on. The row is sent after the commit.
+func (s *Service) RequeueClose(ctx context.Context, o *model.Order) (bool, error) {
 	row := closeRow(o.OrderNo, o.CloseGen+1, o.ExpireAt, s.clock.Now())
 	var ok bool
 	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
 		if ok, err = tx.BumpCloseGen(ctx, o.ID, o.CloseGen+1); err != nil || !ok {
 			return err
 		}
-		return tx.InsertOutbox(ctx, row)
+		return tx.InsertOutboxLater(ctx, row)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("requeue close of %s: %w", o.OrderNo, err)
+		return false, fmt.Errorf("requeue close of %s: %w", o.OrderNo, err)
 	}
-	if !ok {
-		return nil, nil
-	}
-	return row, nil
+	return ok, nil
 }

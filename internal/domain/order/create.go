@@ -79,7 +79,6 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 			return nil, fmt.Errorf("create order for user %d: %w", req.UserID, err)
 		}
 	}
-	var task *model.OutboxRow // the close at expiry, or a free order's activation
 	o := &model.Order{
 		OrderNo: newNumber("O", now), UserID: req.UserID, ProductID: p.ID, Kind: p.Kind,
 		Quantity: req.Quantity, AmountCents: line.AmountCents,
@@ -96,7 +95,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		if err := lockStock(ctx, tx, p, o); err != nil {
 			return err
 		}
-		if err := tx.RecordStockFlow(ctx, p.ID, o.ID, model.FlowLock, o.Quantity, now); err != nil {
+		if err := tx.InsertStockFlowLater(ctx, p.ID, o.ID, model.FlowLock, o.Quantity, now); err != nil {
 			return err
 		}
 		if req.IdempotencyKey != "" {
@@ -104,17 +103,16 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 				return err
 			}
 		}
-		if err := tx.InsertEvent(ctx, model.Event{ObjectType: "order", ObjectNo: o.OrderNo, FromStatus: "-", ToStatus: o.Status.String(), Reason: "created", CreatedAt: now}); err != nil {
+		if err := tx.InsertEventLater(ctx, model.Event{ObjectType: "order", ObjectNo: o.OrderNo, FromStatus: "-", ToStatus: o.Status.String(), Reason: "created", CreatedAt: now}); err != nil {
 			return err
 		}
 		if o.AmountCents == 0 {
-			return s.payFree(ctx, tx, o, &task)
+			return s.payFree(ctx, tx, o)
 		}
-		task = closeRow(o.OrderNo, 1, o.ExpireAt, now)
-		return tx.InsertOutbox(ctx, task)
+		return tx.InsertOutboxLater(ctx, closeRow(o.OrderNo, 1, o.ExpireAt, now))
 	})
 	if errors.Is(err, model.ErrUnmet) {
-		err = ErrOutOfStock // the picked keys did not all move (LockCards)
+		err = ErrOutOfStock // the picked keys did not all move (LockCardsLater)
 	}
 	if err != nil {
 		if limited {
@@ -129,7 +127,6 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		paidAt := o.CreatedAt
 		o.Status, o.ActivateGen, o.PaidAt = model.OrderPaid, 1, &paidAt
 	}
-	s.relay.SendRows(ctx, task)
 	s.log.Info("order created", zap.String("order_no", o.OrderNo), zap.Int64("user_id", o.UserID), zap.Int64("product_id", p.ID), zap.Int("quantity", o.Quantity))
 	return &Created{Order: o}, nil
 }
@@ -138,21 +135,21 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 // transaction, as a payment would (no trade): its pending slot is released
 // and its activation queued through the outbox. No close is queued — it
 // never waits for a payment.
-func (s *Service) payFree(ctx context.Context, tx *model.Store, o *model.Order, task **model.OutboxRow) error {
-	if err := tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, model.OrderMove{
+func (s *Service) payFree(ctx context.Context, tx *model.Store, o *model.Order) error {
+	if err := tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, model.OrderMove{
 		From: model.OrderPending, To: model.OrderPaid, Reason: "free", At: o.CreatedAt, NextGen: 1,
 		Set: map[string]any{"paid_at": o.CreatedAt},
 	}); err != nil {
 		return err
 	}
-	return s.queueActivation(ctx, tx, o, 1, o.CreatedAt, task)
+	return s.queueActivation(ctx, tx, o, 1, o.CreatedAt)
 }
 
 // lockStock takes the order's stock in the ledger: card keys UNSOLD/RECYCLED
 // → LOCKED, or a limited product's stock column.
 func lockStock(ctx context.Context, tx *model.Store, p *model.Product, o *model.Order) error {
 	if p.Kind == model.KindCard {
-		ok, err := tx.LockCards(ctx, p.ID, o.ID, o.Quantity, o.CreatedAt)
+		ok, err := tx.LockCardsLater(ctx, p.ID, o.ID, o.Quantity, o.CreatedAt)
 		if err == nil && !ok {
 			err = ErrOutOfStock
 		}

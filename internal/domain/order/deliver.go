@@ -47,13 +47,13 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 		}
 		// Lost claim (0 rows): ErrUnmet, and nothing of the effect commits.
 		// On MariaDB the move travels with the COMMIT.
-		return tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, model.OrderMove{
+		return tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, model.OrderMove{
 			From: model.OrderClaimed, To: model.OrderFinished, Reason: "delivered", At: now, Token: c.token,
 			Set: map[string]any{"finished_at": now},
 		})
 	})
 	if errors.Is(err, model.ErrUnmet) {
-		log.Info("claim lost before finalize; its new holder finishes the order")
+		log.Info("claim lost before finalize; its new holder finishes the order", zap.Error(err))
 		return nil
 	}
 	var bound *model.BoundError
@@ -64,7 +64,6 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 	if err != nil {
 		return s.giveUpOrRelease(ctx, c, err, log)
 	}
-	s.invalidate(ctx, o.ID, o.OrderNo)
 	if o.PaidAt != nil {
 		s.metrics.Activated(*o.PaidAt, now)
 	}
@@ -97,7 +96,7 @@ func recordSale(ctx context.Context, tx *model.Store, o *model.Order, n int64, n
 	}
 	// The effect row claimed in this transaction was fresh, so the sale
 	// cannot have been recorded before.
-	return tx.RecordStockFlow(ctx, o.ProductID, o.ID, model.FlowSell, o.Quantity, now)
+	return tx.InsertStockFlowLater(ctx, o.ProductID, o.ID, model.FlowSell, o.Quantity, now)
 }
 
 // deliverable checks an order against the bounds before its delivery: the

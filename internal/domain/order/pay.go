@@ -26,7 +26,8 @@ type PayResult struct {
 }
 
 // Pay records a payment. A matching payment for a pending order moves it
-// pending→paid and queues its activation in the same transaction; a trade
+// pending→paid and queues its activation in the same transaction (sent, and
+// the order's cached view dropped, once it commits); a trade
 // already recorded for another order is held for an operator (held.go);
 // anything else is recorded for refund and never delivered.
 func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
@@ -57,26 +58,19 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 		log.Info("payment notification repeated; already recorded")
 	case res.Disposition == model.PaymentApplied:
 		log.Info("order paid")
-		s.invalidate(ctx, rec.orderID, p.OrderNo)
-		s.relay.SendRows(ctx, rec.activateTask)
 	case res.Disposition == model.PaymentHeld:
 		log.Warn("payment held for an operator: its trade already pays another order; not delivered, not refunded",
 			zap.String("paid_order_no", rec.paidOrderNo), zap.Int64("amount_cents", p.AmountCents))
 	default:
 		log.Warn("payment recorded for refund, not delivered", zap.String("disposition", res.Disposition))
-		s.invalidate(ctx, rec.orderID, p.OrderNo)
-		s.relay.Send(ctx, rec.refundTask)
 	}
 	return &res, nil
 }
 
-// recorded is what one payment's transaction did, for the work after its commit.
+// recorded is what one payment's transaction did, for Pay's answer and log.
 type recorded struct {
-	result       PayResult
-	orderID      int64
-	activateTask *model.OutboxRow // applied: the activation's outbox row
-	refundTask   string           // recorded for refund: the refund's task ID
-	paidOrderNo  string           // held: the order the trade already pays
+	result      PayResult
+	paidOrderNo string // held: the order the trade already pays
 }
 
 // record is Pay's transaction. Unless careful, the expected case (pending
@@ -90,11 +84,10 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 	if err != nil {
 		return rec, err
 	}
-	rec.orderID = o.ID
 	pay := &model.Payment{TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
 	if !careful && o.Status == model.OrderPending && pay.AmountCents == o.AmountCents {
 		rec.result.Disposition = model.PaymentApplied
-		return rec, s.payExpected(ctx, tx, o, pay, &rec.activateTask)
+		return rec, s.payExpected(ctx, tx, o, pay)
 	}
 	inserted, err := tx.InsertPayment(ctx, pay)
 	if err != nil {
@@ -103,19 +96,18 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 	if !inserted {
 		return rec, s.tradeRecorded(ctx, tx, o, pay, &rec)
 	}
-	rec.result.Disposition, err = s.applyPayment(ctx, tx, o, pay, &rec.activateTask)
+	rec.result.Disposition, err = s.applyPayment(ctx, tx, o, pay)
 	if err != nil || rec.result.Disposition == model.PaymentApplied {
 		return rec, err
 	}
 	if err := tx.SetPaymentDisposition(ctx, p.TradeNo, rec.result.Disposition); err != nil {
 		return rec, err
 	}
-	rec.refundTask, err = refund.Open(ctx, tx, o, pay.TradeNo, pay.AmountCents, rec.result.Disposition, now)
-	return rec, err
+	return rec, refund.Open(ctx, tx, o, pay.TradeNo, pay.AmountCents, rec.result.Disposition, now)
 }
 
 // applyPayment decides what a newly recorded payment does to its order.
-func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment, task **model.OutboxRow) (string, error) {
+func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment) (string, error) {
 	now := pay.CreatedAt
 	if pay.AmountCents != o.AmountCents {
 		return model.PaymentMismatch, s.notifyAdmin(ctx, tx, "payment-mismatch:"+pay.TradeNo, "payment_mismatch",
@@ -146,7 +138,7 @@ func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Or
 		}
 		return dispositionFor(cur.Status), nil
 	}
-	return model.PaymentApplied, s.queueActivation(ctx, tx, o, gen, now, task)
+	return model.PaymentApplied, s.queueActivation(ctx, tx, o, gen, now)
 }
 
 // payExpected is the common case — a new trade for a pending order, the
@@ -155,15 +147,15 @@ func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Or
 // one round trip after the order's read (on MariaDB). A trade already recorded (duplicate key) or an
 // order moved meanwhile (ErrUnmet) fails the transaction, and Pay looks again
 // on the careful path.
-func (s *Service) payExpected(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment, task **model.OutboxRow) error {
-	if err := tx.RecordPayment(ctx, pay); err != nil {
+func (s *Service) payExpected(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment) error {
+	if err := tx.InsertPaymentLater(ctx, pay); err != nil {
 		return err
 	}
 	gen := o.ActivateGen + 1
-	if err := tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, paidMove(pay, gen)); err != nil {
+	if err := tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, paidMove(pay, gen)); err != nil {
 		return err
 	}
-	return s.queueActivation(ctx, tx, o, gen, pay.CreatedAt, task)
+	return s.queueActivation(ctx, tx, o, gen, pay.CreatedAt)
 }
 
 // paidMove is pending→paid by a payment, entering activation generation gen.
@@ -175,13 +167,13 @@ func paidMove(pay *model.Payment, gen int) model.OrderMove {
 }
 
 // queueActivation follows a payment's move: the buyer's pending slot is free
-// again, and the activation's outbox row commits with the move.
-func (s *Service) queueActivation(ctx context.Context, tx *model.Store, o *model.Order, gen int, now time.Time, task **model.OutboxRow) error {
-	if err := tx.ReleasePendingSlot(ctx, o.UserID); err != nil {
+// again, and the activation's outbox row commits with the move (and is sent
+// after the commit).
+func (s *Service) queueActivation(ctx context.Context, tx *model.Store, o *model.Order, gen int, now time.Time) error {
+	if err := tx.ReleasePendingSlotLater(ctx, o.UserID); err != nil {
 		return err
 	}
-	*task = activateRow(o.OrderNo, gen, now)
-	return tx.InsertOutbox(ctx, *task)
+	return tx.InsertOutboxLater(ctx, activateRow(o.OrderNo, gen, now))
 }
 
 // refundLate moves a closed order to refunding: the payment came after the

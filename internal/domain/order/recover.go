@@ -15,36 +15,36 @@ import (
 func (s *Service) ClaimCutoff() time.Time { return s.clock.Now().Add(-s.set.ClaimTimeout) }
 
 // ResetStuckClaim resets a claim older than the claim timeout to paid and
-// re-queues it under a new generation, in one transaction. A nil row means
-// the order was not (or no longer) a stuck claim. The sweep sends the row.
-func (s *Service) ResetStuckClaim(ctx context.Context, o *model.Order) (*model.OutboxRow, error) {
+// re-queues it under a new generation, in one transaction; false means the
+// order was not (or no longer) a stuck claim. The row is sent after the
+// commit.
+func (s *Service) ResetStuckClaim(ctx context.Context, o *model.Order) (bool, error) {
 	if o.Status != model.OrderClaimed || o.ClaimedAt == nil || !o.ClaimedAt.Before(s.ClaimCutoff()) {
-		return nil, nil
+		return false, nil
 	}
-	row, err := s.requeue(ctx, o, true)
-	if row != nil {
+	ok, err := s.requeue(ctx, o, true)
+	if ok {
 		s.metrics.StuckRecovered()
 		s.log.Warn("stuck claim reset to paid and re-queued", zap.String("order_no", o.OrderNo), zap.Timep("claimed_at", o.ClaimedAt))
 	}
-	return row, err
+	return ok, err
 }
 
 // RequeueActivation gives a paid order whose activation task is not live
-// a new generation and its outbox row; nil means it had moved on.
-func (s *Service) RequeueActivation(ctx context.Context, o *model.Order) (*model.OutboxRow, error) {
-	row, err := s.requeue(ctx, o, false)
-	if row != nil {
+// a new generation and its outbox row; false means it had moved on.
+func (s *Service) RequeueActivation(ctx context.Context, o *model.Order) (bool, error) {
+	ok, err := s.requeue(ctx, o, false)
+	if ok {
 		s.log.Debug("paid order had no live task; re-queued", zap.String("order_no", o.OrderNo), zap.Int("gen", o.ActivateGen+1))
 	}
-	return row, err
+	return ok, err
 }
 
 // requeue gives the order a new generation and its outbox row, in one
 // transaction; fromClaimed also resets the stuck claim to paid.
-func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool) (*model.OutboxRow, error) {
+func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool) (bool, error) {
 	now := s.clock.Now()
 	gen := o.ActivateGen + 1
-	row := activateRow(o.OrderNo, gen, now)
 	var ok bool
 	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
 		if fromClaimed {
@@ -58,16 +58,12 @@ func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool)
 		if err != nil || !ok {
 			return err
 		}
-		return tx.InsertOutbox(ctx, row)
+		return tx.InsertOutboxLater(ctx, activateRow(o.OrderNo, gen, now))
 	})
 	if err != nil {
-		return nil, fmt.Errorf("requeue order %s: %w", o.OrderNo, err)
+		return false, fmt.Errorf("requeue order %s: %w", o.OrderNo, err)
 	}
-	if !ok {
-		return nil, nil
-	}
-	s.invalidate(ctx, o.ID, o.OrderNo)
-	return row, nil
+	return ok, nil
 }
 
 // Retry is the operator's retry of a failed order: failed→paid with a fresh
@@ -93,7 +89,7 @@ func (s *Service) Retry(ctx context.Context, orderNo string) error {
 		if err != nil || !moved {
 			return err
 		}
-		return tx.InsertOutbox(ctx, row)
+		return tx.InsertOutboxLater(ctx, row)
 	})
 	if err != nil {
 		return fmt.Errorf("retry order %s: %w", orderNo, err)
@@ -101,8 +97,6 @@ func (s *Service) Retry(ctx context.Context, orderNo string) error {
 	if !moved {
 		return ErrNotRetryable
 	}
-	s.invalidate(ctx, o.ID, o.OrderNo)
-	s.relay.SendRows(ctx, row)
 	s.log.Info("failed order retried by operator", zap.String("order_no", orderNo), zap.Int("gen", gen))
 	return nil
 }

@@ -41,7 +41,6 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 	}
 	now := s.clock.Now()
 	var moved bool
-	var taskID string
 	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
 		moved, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
 			From: model.OrderFailed, To: model.OrderRefunding, Reason: "operator refund", At: now,
@@ -53,12 +52,11 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 			return err
 		}
 		if free {
-			return tx.MoveOrderOrAbort(ctx, o.ID, o.OrderNo, model.OrderMove{
+			return tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, model.OrderMove{
 				From: model.OrderRefunding, To: model.OrderRefunded, Reason: "free: nothing to return", At: now,
 			})
 		}
-		taskID, err = refund.Open(ctx, tx, o, *o.TradeNo, o.AmountCents, model.RefundReasonOperator, now)
-		return err
+		return refund.Open(ctx, tx, o, *o.TradeNo, o.AmountCents, model.RefundReasonOperator, now)
 	})
 	if err != nil {
 		return "", 0, fmt.Errorf("refund order %s: %w", orderNo, err)
@@ -66,7 +64,6 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 	if !moved {
 		return "", 0, ErrNotFailed
 	}
-	s.invalidate(ctx, o.ID, o.OrderNo)
 	if err := s.restoreRedis(ctx, o, model.FlowRefundRestore); err != nil {
 		// Nothing runs this call again: a create that finds the counter
 		// short checks the ledger and repairs it (checkShort), and
@@ -77,7 +74,6 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 		s.log.Info("failed free order refunded by operator; nothing to return", zap.String("order_no", orderNo))
 		return "", model.OrderRefunded, nil
 	}
-	s.relay.Send(ctx, taskID)
 	s.log.Info("failed order refunded by operator", zap.String("order_no", orderNo))
 	return refund.Number(o.OrderNo, *o.TradeNo), model.OrderRefunding, nil
 }

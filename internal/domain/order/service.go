@@ -15,13 +15,11 @@ import (
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/metrics"
-	"orderflow/internal/infra/outbox"
 	"orderflow/internal/infra/stock"
 	"orderflow/internal/infra/tasks"
 	"orderflow/internal/infra/ttlcache"
 	"orderflow/model"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
@@ -38,38 +36,32 @@ type Settings struct {
 
 // Service runs the order use cases.
 type Service struct {
-	store     *model.Store
-	rdb       redis.UniversalClient
-	stock     *stock.Counter
-	relay     *outbox.Relay
-	inspector *asynq.Inspector
-	table     tasks.Table
-	clock     clock.Clock
-	log       *zap.Logger
-	metrics   *metrics.Metrics
-	set       Settings
-	products  *ttlcache.Cache[int64, model.Product]
+	store    *model.Store
+	rdb      redis.UniversalClient
+	stock    *stock.Counter
+	clock    clock.Clock
+	log      *zap.Logger
+	metrics  *metrics.Metrics
+	set      Settings
+	products *ttlcache.Cache[int64, model.Product]
 	// shortChecks rate-limits the ledger checks of short stock counters.
 	shortChecks *shortChecks
 }
 
 // Deps are what the service needs.
 type Deps struct {
-	Store     *model.Store
-	Redis     redis.UniversalClient
-	Relay     *outbox.Relay
-	Inspector *asynq.Inspector
-	Tasks     tasks.Table
-	Clock     clock.Clock
-	Log       *zap.Logger
-	Metrics   *metrics.Metrics
+	Store   *model.Store
+	Redis   redis.UniversalClient
+	Clock   clock.Clock
+	Log     *zap.Logger
+	Metrics *metrics.Metrics
 }
 
 // New returns the order service.
 func New(d Deps, s Settings) *Service {
 	return &Service{
-		store: d.Store, rdb: d.Redis, stock: stock.NewCounter(d.Redis), relay: d.Relay,
-		inspector: d.Inspector, table: d.Tasks, clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s,
+		store: d.Store, rdb: d.Redis, stock: stock.NewCounter(d.Redis),
+		clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s,
 		products: newProductCache(), shortChecks: newShortChecks(),
 	}
 }

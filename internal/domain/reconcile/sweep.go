@@ -173,17 +173,18 @@ func (w walkAt) spent() bool { return !w.deadline.IsZero() && !time.Now().Before
 
 // object is one row a kind read: its cursor, the task ID of its current
 // generation ("" = re-queue without asking, a stuck claim) and how to
-// re-queue it (nil row: it had moved on).
+// re-queue it (false: it had moved on). A re-queue's transaction sends its
+// row after its commit.
 type object struct {
 	cur     model.Cursor
 	taskID  string
-	requeue func(context.Context) (*model.OutboxRow, error)
+	requeue func(context.Context) (bool, error)
 }
 
 // walkObjects is the one re-queue loop: read a page after the cursor, ask
 // which of its current tasks are live (one outbox query, one Redis round
-// trip), re-queue the rest, send their rows, go on until the end or the
-// deadline. It returns the count, the cursor reached and whether the walk
+// trip), re-queue the rest (each re-queue sends its row after its commit),
+// go on until the end or the deadline. It returns the count, the cursor reached and whether the walk
 // reached the end.
 func (s *Sweeper) walkObjects(ctx context.Context, taskType string, w walkAt, page pageFunc) (metrics.SweepKind, model.Cursor, bool, error) {
 	var count metrics.SweepKind
@@ -203,23 +204,19 @@ func (s *Sweeper) walkObjects(ctx context.Context, taskType string, w walkAt, pa
 		if err != nil {
 			return count, cur, false, err
 		}
-		var rows []*model.OutboxRow
 		for _, o := range objs {
 			count.Checked++
 			if o.taskID != "" && live[o.taskID] {
 				continue
 			}
-			row, err := o.requeue(ctx)
+			requeued, err := o.requeue(ctx)
 			if err != nil {
-				s.Relay.SendRows(ctx, rows...)
 				return count, cur, false, err
 			}
-			if row != nil {
+			if requeued {
 				count.Requeued++
-				rows = append(rows, row)
 			}
 		}
-		s.Relay.SendRows(ctx, rows...)
 		if len(objs) < s.Page {
 			return count, model.Cursor{}, true, nil
 		}

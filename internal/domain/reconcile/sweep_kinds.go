@@ -90,7 +90,7 @@ func (s *Sweeper) pendingOrders(ctx context.Context, w walkAt, limit int) ([]obj
 	orders, err := s.Store.OrdersPage(ctx, model.OrderPending, w.start, w.cur, limit)
 	return objectsOf(orders, err, func(o *model.Order) object {
 		return object{cur: orderCursor(o), taskID: tasks.ID(tasks.TypeOrderClose, o.OrderNo, o.CloseGen),
-			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.RequeueClose(ctx, o) }}
+			requeue: func(ctx context.Context) (bool, error) { return s.Orders.RequeueClose(ctx, o) }}
 	})
 }
 
@@ -99,7 +99,7 @@ func (s *Sweeper) paidOrders(ctx context.Context, w walkAt, limit int) ([]object
 	orders, err := s.Store.OrdersPage(ctx, model.OrderPaid, w.start, w.cur, limit)
 	return objectsOf(orders, err, func(o *model.Order) object {
 		return object{cur: orderCursor(o), taskID: tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen),
-			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.RequeueActivation(ctx, o) }}
+			requeue: func(ctx context.Context) (bool, error) { return s.Orders.RequeueActivation(ctx, o) }}
 	})
 }
 
@@ -109,7 +109,7 @@ func (s *Sweeper) stuckClaims(ctx context.Context, w walkAt, limit int) ([]objec
 	orders, err := s.Store.OrdersPage(ctx, model.OrderClaimed, s.Orders.ClaimCutoff(), w.cur, limit)
 	return objectsOf(orders, err, func(o *model.Order) object {
 		return object{cur: orderCursor(o),
-			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Orders.ResetStuckClaim(ctx, o) }}
+			requeue: func(ctx context.Context) (bool, error) { return s.Orders.ResetStuckClaim(ctx, o) }}
 	})
 }
 
@@ -118,7 +118,7 @@ func (s *Sweeper) processingRefunds(ctx context.Context, w walkAt, limit int) ([
 	refunds, err := s.Store.RefundsPage(ctx, model.RefundProcessing, w.start, w.cur, limit)
 	return objectsOf(refunds, err, func(r *model.Refund) object {
 		return object{cur: model.Cursor{At: r.UpdatedAt, ID: r.ID}, taskID: tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen),
-			requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Refunds.RequeueExecute(ctx, r) }}
+			requeue: func(ctx context.Context) (bool, error) { return s.Refunds.RequeueExecute(ctx, r) }}
 	})
 }
 
@@ -128,7 +128,7 @@ func (s *Sweeper) groups(status string) pageFunc {
 		groups, err := s.Store.GroupsPage(ctx, status, w.cur, limit)
 		return objectsOf(groups, err, func(g *model.Group) object {
 			return object{cur: model.Cursor{At: g.Deadline, ID: g.ID}, taskID: tasks.ID(tasks.TypeGroupSettle, g.GroupNo, g.SettleGen),
-				requeue: func(ctx context.Context) (*model.OutboxRow, error) { return s.Groups.RequeueSettle(ctx, g) }}
+				requeue: func(ctx context.Context) (bool, error) { return s.Groups.RequeueSettle(ctx, g) }}
 		})
 	}
 }

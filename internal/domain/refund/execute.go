@@ -129,7 +129,7 @@ func (s *Service) complete(ctx context.Context, r *model.Refund, from, why strin
 		if err := tx.LockOrder(ctx, r.OrderID); err != nil {
 			return err
 		}
-		moved, err = tx.MoveRefund(ctx, r.ID, r.BaseNo, model.RefundMove{
+		moved, err = tx.MoveRefund(ctx, r, model.RefundMove{
 			From: from, To: model.RefundSucceeded, Reason: why, At: now,
 			Set: map[string]any{"succeeded_at": now, "provider_status": payclient.StatusSucceeded},
 		})
@@ -152,7 +152,6 @@ func (s *Service) complete(ctx context.Context, r *model.Refund, from, why strin
 	if err != nil {
 		return fmt.Errorf("refund %s: complete: %w", r.RefundNo, err)
 	}
-	s.invalidateOrder(ctx, r)
 	if moved {
 		log.Info("refund succeeded", zap.Bool("order_refunded", orderDone))
 	}
@@ -164,7 +163,7 @@ func (s *Service) toManual(ctx context.Context, r *model.Refund, why, providerSt
 	now := s.clock.Now()
 	var moved bool
 	err := s.store.InTx(context.WithoutCancel(ctx), func(tx *model.Store) (err error) {
-		moved, err = tx.MoveRefund(ctx, r.ID, r.BaseNo, model.RefundMove{
+		moved, err = tx.MoveRefund(ctx, r, model.RefundMove{
 			From: model.RefundProcessing, To: model.RefundManual, Reason: truncate(why, 64), At: now,
 			Set: map[string]any{"provider_status": providerStatus},
 		})
@@ -182,7 +181,6 @@ func (s *Service) toManual(ctx context.Context, r *model.Refund, why, providerSt
 	if err != nil {
 		return fmt.Errorf("refund %s: to manual: %w", r.RefundNo, err)
 	}
-	s.invalidateOrder(ctx, r)
 	if moved {
 		log.Error("refund moved to manual; admin alerted", zap.String("why", why))
 	}

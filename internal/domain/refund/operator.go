@@ -56,14 +56,14 @@ func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
 	row := executeRow(no, gen, now)
 	var moved bool
 	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		moved, err = tx.MoveRefund(ctx, r.ID, r.BaseNo, model.RefundMove{
+		moved, err = tx.MoveRefund(ctx, r, model.RefundMove{
 			From: model.RefundManual, To: model.RefundProcessing, Reason: "operator retry", At: now, NextTaskGen: gen,
 			Set: map[string]any{"attempts": 0, "provider_status": "", "last_error": "", "refund_no": no, "no_gen": noGen},
 		})
 		if err != nil || !moved {
 			return err
 		}
-		return tx.InsertOutbox(ctx, row)
+		return tx.InsertOutboxLater(ctx, row)
 	})
 	if err != nil {
 		return "", fmt.Errorf("retry refund %s: %w", refundNo, err)
@@ -71,8 +71,6 @@ func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
 	if !moved {
 		return "", ErrNotManual
 	}
-	s.invalidateOrder(ctx, r)
-	s.relay.Send(ctx, row.TaskID)
 	s.log.Info("refund retried by operator", zap.String("refund_no", no), zap.String("order_no", r.OrderNo))
 	return no, nil
 }
@@ -100,8 +98,8 @@ func (s *Service) List(ctx context.Context, status string, limit int) ([]model.R
 
 // RequeueExecute gives a processing refund whose task is not live (Redis
 // lost it, or asynq spent its budget) a new task generation through the
-// outbox; a nil row means it had moved on. The sweep sends the row.
-func (s *Service) RequeueExecute(ctx context.Context, r *model.Refund) (*model.OutboxRow, error) {
+// outbox; false means it had moved on. The row is sent after the commit.
+func (s *Service) RequeueExecute(ctx context.Context, r *model.Refund) (bool, error) {
 	now := s.clock.Now()
 	row := executeRow(r.RefundNo, r.TaskGen+1, now)
 	var ok bool
@@ -109,16 +107,15 @@ func (s *Service) RequeueExecute(ctx context.Context, r *model.Refund) (*model.O
 		if ok, err = tx.RequeueRefund(ctx, r.ID, r.TaskGen+1, now); err != nil || !ok {
 			return err
 		}
-		return tx.InsertOutbox(ctx, row)
+		return tx.InsertOutboxLater(ctx, row)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("requeue refund %s of order %s: %w", r.RefundNo, r.OrderNo, err)
+		return false, fmt.Errorf("requeue refund %s of order %s: %w", r.RefundNo, r.OrderNo, err)
 	}
-	if !ok {
-		return nil, nil
+	if ok {
+		s.log.Debug("processing refund had no live task; re-queued", zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo))
 	}
-	s.log.Debug("processing refund had no live task; re-queued", zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo))
-	return row, nil
+	return ok, nil
 }
 
 // alertPage bounds one read of AlertStale's walk.

@@ -14,13 +14,10 @@ import (
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/metrics"
-	"orderflow/internal/infra/outbox"
 	"orderflow/internal/infra/payclient"
 	"orderflow/internal/infra/tasks"
 	"orderflow/model"
 
-	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
 
@@ -32,35 +29,26 @@ type Settings struct {
 
 // Service runs the refund use cases.
 type Service struct {
-	store     *model.Store
-	rdb       redis.UniversalClient
-	relay     *outbox.Relay
-	provider  *payclient.Client
-	inspector *asynq.Inspector
-	table     tasks.Table
-	clock     clock.Clock
-	log       *zap.Logger
-	metrics   *metrics.Metrics
-	set       Settings
+	store    *model.Store
+	provider *payclient.Client
+	clock    clock.Clock
+	log      *zap.Logger
+	metrics  *metrics.Metrics
+	set      Settings
 }
 
 // Deps are what the service needs.
 type Deps struct {
-	Store     *model.Store
-	Redis     redis.UniversalClient
-	Relay     *outbox.Relay
-	Provider  *payclient.Client
-	Inspector *asynq.Inspector
-	Tasks     tasks.Table
-	Clock     clock.Clock
-	Log       *zap.Logger
-	Metrics   *metrics.Metrics
+	Store    *model.Store
+	Provider *payclient.Client
+	Clock    clock.Clock
+	Log      *zap.Logger
+	Metrics  *metrics.Metrics
 }
 
 // New returns the refund service.
 func New(d Deps, s Settings) *Service {
-	return &Service{store: d.Store, rdb: d.Redis, relay: d.Relay, provider: d.Provider, inspector: d.Inspector,
-		table: d.Tasks, clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s}
+	return &Service{store: d.Store, provider: d.Provider, clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s}
 }
 
 // Errors.
@@ -86,21 +74,21 @@ func numberGen(base string, gen int) string {
 }
 
 // Open records a refund inside the caller's transaction (the payment's or
-// the operator's) and queues its execution through the outbox. It returns
-// the task ID to hand to the relay after commit, or "" if the refund existed.
-func Open(ctx context.Context, tx *model.Store, o *model.Order, tradeNo string, amount int64, reason string, now time.Time) (string, error) {
+// the operator's) and queues its execution through the outbox; the
+// transaction sends the task after its commit. An existing refund is left
+// as it is.
+func Open(ctx context.Context, tx *model.Store, o *model.Order, tradeNo string, amount int64, reason string, now time.Time) error {
 	no := Number(o.OrderNo, tradeNo)
 	r := &model.Refund{RefundNo: no, BaseNo: no, OrderID: o.ID, OrderNo: o.OrderNo, TradeNo: tradeNo,
 		AmountCents: amount, Reason: reason, Status: model.RefundProcessing, CreatedAt: now, UpdatedAt: now}
 	fresh, err := tx.InsertRefund(ctx, r)
 	if err != nil || !fresh {
-		return "", err
+		return err
 	}
-	if err := tx.InsertEvent(ctx, model.Event{ObjectType: "refund", ObjectNo: no, FromStatus: "-", ToStatus: model.RefundProcessing, Reason: reason, CreatedAt: now}); err != nil {
-		return "", err
+	if err := tx.InsertEventLater(ctx, model.Event{ObjectType: "refund", ObjectNo: no, FromStatus: "-", ToStatus: model.RefundProcessing, Reason: reason, CreatedAt: now}); err != nil {
+		return err
 	}
-	row := executeRow(no, 1, now)
-	return row.TaskID, tx.InsertOutbox(ctx, row)
+	return tx.InsertOutboxLater(ctx, executeRow(no, 1, now))
 }
 
 func executeRow(refundNo string, gen int, now time.Time) *model.OutboxRow {
@@ -111,15 +99,4 @@ func executeRow(refundNo string, gen int, now time.Time) *model.OutboxRow {
 func (s *Service) load(ctx context.Context, refundNo string) (*model.Refund, error) {
 	r, err := s.store.RefundByNo(ctx, refundNo)
 	return model.Found(r, err, ErrNotFound, "load refund %s", refundNo)
-}
-
-// invalidateOrder drops the order's cache entries after its refunds changed.
-func (s *Service) invalidateOrder(ctx context.Context, r *model.Refund) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 300*time.Millisecond)
-	defer cancel()
-	for _, k := range []string{"cache:order:no:" + r.OrderNo, "cache:order:id:" + strconv.FormatInt(r.OrderID, 10)} {
-		if err := s.rdb.Del(ctx, k).Err(); err != nil {
-			s.log.Warn("order cache delete failed", zap.String("order_no", r.OrderNo), zap.Error(err))
-		}
-	}
 }

@@ -78,29 +78,17 @@ func (r *Relay) Resend(ctx context.Context, rows []model.OutboxRow) (int, error)
 // must still answer quickly, and the poller will deliver the row later.
 const fastPathTimeout = 500 * time.Millisecond
 
-// Send tries to enqueue the named rows now. Failure is logged, not returned:
-// the rows stay in the outbox and the poller retries them.
-func (r *Relay) Send(ctx context.Context, taskIDs ...string) {
-	if len(taskIDs) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fastPathTimeout)
-	defer cancel()
-	rows, err := r.store.OutboxBatch(ctx, taskIDs, len(taskIDs))
-	if err == nil {
-		_, err = r.push(ctx, rows)
-	}
-	if err != nil {
-		r.log.Warn("outbox fast path failed; poller will retry", zap.Strings("task_ids", taskIDs), zap.Error(err))
-	}
-}
-
-// SendRows is Send for rows the caller has just committed and still holds:
-// no read back, and the rows are deleted in the background (see deleter).
-// If the caller's row met one already waiting with its task ID (so it was
-// not written), this still sends the task — asynq takes it once — and the
+// SendRows is the fast path: it enqueues rows a transaction has just
+// committed (the ledger's after-commit work hands them over, so there is no
+// read back) and deletes them in the background (see deleter). Failure is
+// logged, not returned: the rows stay in the outbox and the poller retries
+// them. If a row met one already waiting with its task ID (so it was not
+// written), this still sends the task — asynq takes it once — and the
 // waiting row, whose key differs, is left to its own writer or the poller.
 func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) {
+	if len(rows) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fastPathTimeout)
 	defer cancel()
 	done := make([]model.OutboxKey, 0, len(rows))

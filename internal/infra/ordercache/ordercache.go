@@ -1,0 +1,53 @@
+// Package ordercache names the Redis keys an order's view is cached under
+// and drops them. The order reader (internal/domain/order) fills and reads
+// the keys; the ledger's after-commit work (svc) drops them for every order
+// a transaction moved or whose refunds it changed. Both use these names, so
+// a key written by one is the key dropped by the other.
+package ordercache
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"orderflow/model"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// KeyNo is the key of an order's view by its number.
+func KeyNo(orderNo string) string { return "cache:order:no:" + orderNo }
+
+// KeyID is the key of an order's view by its ID.
+func KeyID(id int64) string { return "cache:order:id:" + strconv.FormatInt(id, 10) }
+
+// OpTimeout bounds cache work on a request path: with Redis down the answer
+// must not wait on it (entries expire by TTL anyway).
+const OpTimeout = 300 * time.Millisecond
+
+// Drop deletes the orders' cached views, each key with its own DEL because
+// they hash to different Cluster slots: one pipelined round trip on a
+// standalone Redis (go-redis splits it per slot on a Cluster). Redis being
+// down is logged, not returned: the entries expire by TTL.
+func Drop(ctx context.Context, rdb redis.UniversalClient, log *zap.Logger, orders ...model.OrderRef) {
+	if len(orders) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
+	defer cancel()
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, o := range orders {
+			p.Del(ctx, KeyNo(o.No))
+			p.Del(ctx, KeyID(o.ID))
+		}
+		return nil
+	})
+	if err != nil {
+		nos := make([]string, len(orders))
+		for i, o := range orders {
+			nos[i] = o.No
+		}
+		log.Warn("order cache delete failed; entries expire by TTL", zap.Strings("order_nos", nos), zap.Error(err))
+	}
+}
