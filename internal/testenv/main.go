@@ -79,8 +79,7 @@ func raiseParallel(n int) {
 		return
 	}
 	var cur int
-	fmt.Sscan(p.Value.String(), &cur)
-	if cur < n {
+	if _, err := fmt.Sscan(p.Value.String(), &cur); err != nil || cur < n {
 		_ = p.Value.Set(fmt.Sprint(n))
 	}
 }

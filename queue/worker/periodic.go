@@ -68,8 +68,11 @@ type missable interface {
 func parseSchedule(spec string) (schedule, error) {
 	if d, ok := strings.CutPrefix(spec, "@every "); ok {
 		dur, err := time.ParseDuration(strings.TrimSpace(d))
-		if err != nil || dur <= 0 {
-			return nil, fmt.Errorf("schedule %q: %v", spec, err)
+		if err != nil {
+			return nil, fmt.Errorf("schedule %q: %w", spec, err)
+		}
+		if dur <= 0 {
+			return nil, fmt.Errorf("schedule %q: the interval must be positive", spec)
 		}
 		return every(dur), nil
 	}

@@ -123,7 +123,9 @@ func readHeal(ctx context.Context, db *sql.DB, rdb *redis.Client) healState {
 	}
 	for id, want := range counts {
 		var pid int64
-		fmt.Sscan(id, &pid)
+		if _, err := fmt.Sscan(id, &pid); err != nil {
+			return healState{unreadable: fmt.Errorf("stock product id %q: %w", id, err)}
+		}
 		got, err := rdb.Get(ctx, stock.Key(pid)).Int64()
 		if errors.Is(err, redis.Nil) {
 			continue

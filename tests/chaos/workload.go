@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -633,8 +632,6 @@ func (w *workload) countOperator(what string) {
 	defer w.mu.Unlock()
 	w.operator[what]++
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // refusalReason condenses a final error to "step status code".
 func refusalReason(err error) string {

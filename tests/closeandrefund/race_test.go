@@ -228,15 +228,15 @@ func TestPaymentsRaceTheClose(t *testing.T) {
 			continue
 		}
 		p, rs := ps[0], refByOrder[o.ID]
-		switch {
-		case p.Disposition == model.PaymentApplied:
+		switch p.Disposition {
+		case model.PaymentApplied:
 			if o.Status != model.OrderFinished || o.TradeNo == nil || *o.TradeNo != p.TradeNo {
 				chk.errorf("applied payment %s belongs to order %s in %s (trade %v)", p.TradeNo, r.OrderNo, o.Status, o.TradeNo)
 			}
 			if len(rs) != 0 {
 				chk.errorf("delivered order %s has refunds %+v", r.OrderNo, rs)
 			}
-		case p.Disposition == model.PaymentLate:
+		case model.PaymentLate:
 			if o.Status != model.OrderRefunded {
 				chk.errorf("late payment %s belongs to order %s in %s", p.TradeNo, r.OrderNo, o.Status)
 			}

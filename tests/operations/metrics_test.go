@@ -131,7 +131,7 @@ func TestMetricsAfterWorkload(t *testing.T) {
 	if st.RefundFailureRate == nil || *st.RefundFailureRate != 0 {
 		t.Errorf("stats: refund_failure_rate = %v, want 0", deref(st.RefundFailureRate))
 	}
-	if st.OutboxBacklog != 0 || st.PendingNotifications != int64(mustUndelivered(t, s)) {
+	if st.OutboxBacklog != 0 || st.PendingNotifications != mustUndelivered(t, s) {
 		t.Errorf("stats: outbox backlog %d, pending notifications %d", st.OutboxBacklog, st.PendingNotifications)
 	}
 	if st.Fleet["close_succeeded"] != 2 || st.Fleet["close_failed"] != 0 {

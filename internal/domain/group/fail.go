@@ -24,7 +24,7 @@ func (s *Service) fail(ctx context.Context, groupNo, why string, log *zap.Logger
 		return nil
 	}
 	if rerr := s.rdb.HSet(ctx, ExhaustedKey, groupNo, why).Err(); rerr != nil {
-		return fmt.Errorf("fail group %s: ledger: %v; pending set: %w", groupNo, err, rerr)
+		return fmt.Errorf("fail group %s: ledger: %w; pending set: %w", groupNo, err, rerr)
 	}
 	log.Error("group settlement FAILED but the ledger is unreachable; kept in the pending set", zap.Error(err))
 	return nil

@@ -30,7 +30,7 @@ func (s *Service) Execute(ctx context.Context, refundNo string, gen int) error {
 		// Active query: the provider accepted it; ask until final. Not an attempt.
 		st, found, err := s.provider.Query(ctx, r.RefundNo)
 		if err != nil || !found {
-			return fmt.Errorf("refund %s: query: %v", r.RefundNo, orNotFound(err, found))
+			return fmt.Errorf("refund %s: query: %w", r.RefundNo, orNotFound(err, found))
 		}
 		return s.apply(ctx, r, st, log)
 	}

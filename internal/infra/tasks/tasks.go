@@ -223,7 +223,7 @@ func Encode(v any) []byte {
 // decode, so the error wraps asynq.SkipRetry.
 func Decode(task *asynq.Task, v any) error {
 	if err := json.Unmarshal(task.Payload(), v); err != nil {
-		return fmt.Errorf("decode %s payload: %v: %w", task.Type(), err, asynq.SkipRetry)
+		return fmt.Errorf("decode %s payload: %w: %w", task.Type(), err, asynq.SkipRetry)
 	}
 	return nil
 }

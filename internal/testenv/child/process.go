@@ -86,6 +86,18 @@ func (p *Process) Err() error {
 	return p.err
 }
 
+// errExitedZero stands for a process that exited with status 0 where an
+// error must say how it ended.
+var errExitedZero = errors.New("exit status 0")
+
+// endErr is how an exited process ended, never nil.
+func (p *Process) endErr() error {
+	if p.err == nil {
+		return errExitedZero
+	}
+	return p.err
+}
+
 // Signal sends sig to the process (os.Interrupt is Ctrl-C).
 func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
 
@@ -113,7 +125,7 @@ func (p *Process) Kill() {
 // it had to be killed.
 func (p *Process) Stop(grace time.Duration) error {
 	if p.Exited() {
-		return fmt.Errorf("%s had already exited: %v", p.Name, p.err)
+		return fmt.Errorf("%s had already exited: %w", p.Name, p.endErr())
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -150,7 +162,7 @@ func (p *Process) WaitHTTP(ctx context.Context, url string, within time.Duration
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.done:
-			return fmt.Errorf("%s exited during start-up (%v)", p.Name, p.err)
+			return fmt.Errorf("%s exited during start-up: %w", p.Name, p.endErr())
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
