@@ -28,27 +28,20 @@ func (h *Handler) createUser(w http.ResponseWriter, r *http.Request) {
 		Name         string `json:"name"`
 		BalanceCents int64  `json:"balance_cents"`
 	}
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, decode(r, &b)) {
 		return
 	}
 	u, err := h.uc.Accounts.Create(r.Context(), b.Name, b.BalanceCents)
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, u)
+	h.reply(w, r, http.StatusCreated, u, err)
 }
 
 func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	u, err := h.uc.Accounts.Get(r.Context(), id)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -61,13 +54,11 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) createProduct(w http.ResponseWriter, r *http.Request) {
 	var b catalog.NewProduct
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, decode(r, &b)) {
 		return
 	}
 	id, err := h.uc.Catalog.CreateProduct(r.Context(), b)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]int64{"id": id})
@@ -75,20 +66,17 @@ func (h *Handler) createProduct(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) addCards(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	var b struct {
 		Codes []string `json:"codes"`
 	}
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, decode(r, &b)) {
 		return
 	}
 	n, err := h.uc.Catalog.AddCards(r.Context(), id, b.Codes)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]int{"added": n})
@@ -96,16 +84,11 @@ func (h *Handler) addCards(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) getProduct(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	p, err := h.uc.Catalog.Product(r.Context(), id)
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, p)
+	h.reply(w, r, http.StatusOK, p, err)
 }
 
 func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
@@ -128,8 +111,7 @@ func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
 		before = 1 << 62
 	}
 	orders, err := h.uc.Orders.List(r.Context(), status, before, limit)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"orders": orders})
@@ -137,16 +119,11 @@ func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) getOrderAdmin(w http.ResponseWriter, r *http.Request) {
 	v, err := h.uc.Orders.GetAdmin(r.Context(), r.PathValue("order_no"))
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
+	h.reply(w, r, http.StatusOK, v, err)
 }
 
 func (h *Handler) retryOrder(w http.ResponseWriter, r *http.Request) {
-	if err := h.uc.Orders.Retry(r.Context(), r.PathValue("order_no")); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, h.uc.Orders.Retry(r.Context(), r.PathValue("order_no"))) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"result": "queued"})

@@ -49,17 +49,14 @@ func checkPayment(b paymentBody) error {
 
 func (h *Handler) paymentNotify(w http.ResponseWriter, r *http.Request) {
 	body, err := h.signedBody(r)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	var b paymentBody
-	if err := decodeJSON(body, &b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, decodeJSON(body, &b)) {
 		return
 	}
-	if err := checkPayment(b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, checkPayment(b)) {
 		return
 	}
 	if _, err := h.uc.Orders.Pay(r.Context(), order.Payment{OrderNo: b.OrderNo, TradeNo: b.TradeNo, AmountCents: b.AmountCents}); err != nil {

@@ -67,6 +67,23 @@ type errorBody struct {
 	} `json:"error"`
 }
 
+// failed answers err, when there is one, and says so: a handler's early
+// return is `if h.failed(w, r, step()) { return }`.
+func (h *Handler) failed(w http.ResponseWriter, r *http.Request, err error) bool {
+	if err == nil {
+		return false
+	}
+	writeError(w, r, h.log, err)
+	return true
+}
+
+// reply is a handler's last step: the use case's result with status, or its error.
+func (h *Handler) reply(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
+	if !h.failed(w, r, err) {
+		writeJSON(w, status, v)
+	}
+}
+
 // writeError maps an error to {"error":{code,message}}: a business error
 // keeps its code; anything else is logged and shown as a bare 500.
 func writeError(w http.ResponseWriter, r *http.Request, log *zap.Logger, err error) {
