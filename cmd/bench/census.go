@@ -39,8 +39,8 @@ type NameCount struct {
 
 // proxies are the four counting proxies of the census start.
 type proxies struct {
-	apiSQL, workerSQL     *mysqlProxy
-	apiRedis, workerRedis *redisProxy
+	apiSQL, workerSQL     *countingProxy // MySQL
+	apiRedis, workerRedis *countingProxy // Redis
 }
 
 func (p *proxies) close() {
