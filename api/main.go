@@ -14,8 +14,6 @@ import (
 	"go.uber.org/zap"
 )
 
-func main() { svc.Main("orderflow api", run) }
-
 func run(ctx context.Context, args []string) error {
 	migrate := len(args) > 0 && args[0] == "migrate"
 	if migrate {
@@ -55,3 +53,5 @@ func run(ctx context.Context, args []string) error {
 	}
 	return nil
 }
+
+func main() { svc.Main("orderflow api", run) }

@@ -11,8 +11,6 @@ import (
 	"go.uber.org/zap"
 )
 
-func main() { svc.Main("orderflow queue", run) }
-
 func run(ctx context.Context, _ []string) error {
 	sc, err := svc.Boot("queue")
 	if err != nil {
@@ -29,3 +27,5 @@ func run(ctx context.Context, _ []string) error {
 	w.Shutdown(context.Background())
 	return nil
 }
+
+func main() { svc.Main("orderflow queue", run) }

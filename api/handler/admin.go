@@ -82,15 +82,6 @@ func (h *Handler) addCards(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]int{"added": n})
 }
 
-func (h *Handler) getProduct(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if h.failed(w, r, err) {
-		return
-	}
-	p, err := h.uc.Catalog.Product(r.Context(), id)
-	h.reply(w, r, http.StatusOK, p, err)
-}
-
 func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var status *model.OrderStatus
@@ -115,16 +106,4 @@ func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"orders": orders})
-}
-
-func (h *Handler) getOrderAdmin(w http.ResponseWriter, r *http.Request) {
-	v, err := h.uc.Orders.GetAdmin(r.Context(), r.PathValue("order_no"))
-	h.reply(w, r, http.StatusOK, v, err)
-}
-
-func (h *Handler) retryOrder(w http.ResponseWriter, r *http.Request) {
-	if h.failed(w, r, h.uc.Orders.Retry(r.Context(), r.PathValue("order_no"))) {
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"result": "queued"})
 }

@@ -54,15 +54,3 @@ func (h *Handler) joinGroup(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"group_no": r.PathValue("group_no"), "user_id": c.userID, "joined": true})
 }
-
-func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) {
-	v, err := h.uc.Groups.Get(r.Context(), r.PathValue("group_no"))
-	h.reply(w, r, http.StatusOK, v, err)
-}
-
-func (h *Handler) retryGroup(w http.ResponseWriter, r *http.Request) {
-	if h.failed(w, r, h.uc.Groups.Retry(r.Context(), r.PathValue("group_no"))) {
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"result": "queued"})
-}

@@ -10,13 +10,6 @@ import (
 	"sync"
 )
 
-// startMySQLProxy sits between one product process and MariaDB and counts
-// the commands it sends, by statement: the census of round trips per order.
-// It is only used in the census phase (it adds a hop to every round trip).
-func startMySQLProxy(upstream string) (*countingProxy, error) {
-	return startCountingProxy(upstream, serveMySQL)
-}
-
 // MySQL client/server protocol command bytes.
 const (
 	comQuit        = 0x01
@@ -33,6 +26,9 @@ type mysqlConn struct {
 	stmts   map[uint32]string
 }
 
+// serveMySQL sits between one product process and MariaDB and counts the
+// commands it sends, by statement: the census of round trips per order. It
+// is only used in the census phase (it adds a hop to every round trip).
 func serveMySQL(counts *counter, client, server net.Conn) {
 	st := &mysqlConn{stmts: map[uint32]string{}}
 	// Each direction parses a packet, records it, then forwards it: the

@@ -9,13 +9,6 @@ import (
 	"strings"
 )
 
-// startRedisProxy sits between one product process and Redis and counts the
-// commands it sends (by command and key shape) and its write bursts — a
-// pipeline is one burst, so bursts approximate round trips.
-func startRedisProxy(upstream string) (*countingProxy, error) {
-	return startCountingProxy(upstream, serveRedis)
-}
-
 // burstReader counts the reads that returned data: one per client write
 // burst (a command, or a whole pipeline).
 type burstReader struct {
@@ -31,6 +24,9 @@ func (b burstReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// serveRedis sits between one product process and Redis and counts the
+// commands it sends (by command and key shape) and its write bursts — a
+// pipeline is one burst, so bursts approximate round trips.
 func serveRedis(counts *counter, client, server net.Conn) {
 	go func() {
 		_, _ = io.Copy(client, server)

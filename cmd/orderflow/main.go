@@ -18,8 +18,6 @@ import (
 	"orderflow/svc"
 )
 
-func main() { svc.Main("orderflow", run) }
-
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("want a command: dev or demo")
@@ -33,6 +31,8 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("unknown command %q (want: dev or demo)", args[0])
 	}
 }
+
+func main() { svc.Main("orderflow", run) }
 
 func runDev(ctx context.Context, args []string) error {
 	opt := devmode.DefaultOptions()

@@ -32,8 +32,6 @@ import (
 	"orderflow/svc"
 )
 
-func main() { svc.Main("paysim", run) }
-
 func run(ctx context.Context, args []string) error {
 	var (
 		fs  = flag.NewFlagSet("paysim", flag.ContinueOnError)
@@ -112,6 +110,8 @@ func run(ctx context.Context, args []string) error {
 	// In-flight calls include injected hangs, so allow more than one timeout delay.
 	return svc.Serve(ctx, log.With(zap.String("api", api)), "paysim", srv, ln, 15*time.Second)
 }
+
+func main() { svc.Main("paysim", run) }
 
 func parseRate(dst *float64) func(string) error {
 	return func(v string) error {
