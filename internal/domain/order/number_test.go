@@ -11,11 +11,12 @@ import (
 // millisecond, across days) and never repeats: asynq runs tasks due in the
 // same second in the order of their IDs, which embed the number.
 func TestNewNumberSortsByCreationTime(t *testing.T) {
-	day := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
+	type pair struct {
 		name          string
 		before, after time.Time
-	}{
+	}
+	day := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []pair{
 		{"one millisecond apart", day.Add(time.Hour), day.Add(time.Hour + time.Millisecond)},
 		{"midnight and the millisecond after", day, day.Add(time.Millisecond)},
 		{"last millisecond of a day and the next day", day.Add(24*time.Hour - time.Millisecond), day.Add(24 * time.Hour)},
