@@ -5,14 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/catalog"
 	"orderflow/model"
-)
-
-var (
-	errBadID     = apperr.New(apperr.Invalid, "invalid_id", "id must be a positive integer")
-	errBadStatus = apperr.New(apperr.Invalid, "invalid_status", "unknown status")
 )
 
 func pathID(r *http.Request) (int64, error) {

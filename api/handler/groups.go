@@ -4,11 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"orderflow/internal/domain/apperr"
 )
-
-var errBadDeadline = apperr.New(apperr.Invalid, "invalid_deadline", "deadline must be an RFC 3339 time")
 
 func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) {
 	var b struct {

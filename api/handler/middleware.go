@@ -5,18 +5,11 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
-
-	"orderflow/internal/domain/apperr"
 )
 
 type ctxKey int
 
 const userKey ctxKey = 1
-
-var (
-	errUnauthorized = apperr.New(apperr.Unauthorized, "unauthorized", "missing or unknown bearer token")
-	errForbidden    = apperr.New(apperr.Forbidden, "forbidden", "user_id must be the caller")
-)
 
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")

@@ -4,11 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/order"
 )
-
-var errBadProduct = apperr.New(apperr.Invalid, "invalid_product", "product_id must be a positive integer")
 
 type createOrderBody struct {
 	UserID    *int64 `json:"user_id"`

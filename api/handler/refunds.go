@@ -4,12 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/metrics"
 	"orderflow/model"
 )
-
-var errBadRefundNotify = apperr.New(apperr.Invalid, "invalid_refund_notify", "out_request_no and status are required")
 
 func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
 	who := viewerOf(r)

@@ -11,16 +11,13 @@ import (
 	"go.uber.org/zap"
 )
 
-// errBadJSON is a body that is not the JSON the endpoint takes.
-var errBadJSON = apperr.New(apperr.Invalid, "invalid_json", "request body is not valid JSON for this endpoint")
-
 const maxBody = 4 << 20
 
 // decode reads a JSON body into dst; a bad body is a 400, never a 500.
 func decode(r *http.Request, dst any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 	if err != nil {
-		return apperr.New(apperr.Invalid, "body_too_large", "request body is too large or unreadable")
+		return errBodyTooLarge
 	}
 	return decodeJSON(body, dst)
 }
