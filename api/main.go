@@ -4,13 +4,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"orderflow/api/handler"
 	"orderflow/model"
@@ -19,14 +14,7 @@ import (
 	"go.uber.org/zap"
 )
 
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "orderflow api:", err)
-		os.Exit(1)
-	}
-}
-
-func run(args []string) error {
+func run(ctx context.Context, args []string) error {
 	migrate := len(args) > 0 && args[0] == "migrate"
 	if migrate {
 		if err := svc.EnsureDatabase("api"); err != nil {
@@ -39,7 +27,7 @@ func run(args []string) error {
 	}
 	defer sc.Close()
 	if migrate {
-		n, err := model.Migrate(context.Background(), sc.DB)
+		n, err := model.Migrate(ctx, sc.DB)
 		if err != nil {
 			return err
 		}
@@ -55,24 +43,15 @@ func run(args []string) error {
 	}
 	uc := sc.NewUseCases()
 	srv := sc.Config.HTTPServer(handler.NewRouter(sc, uc))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	sc.Log.Info("api listening", zap.String("addr", ln.Addr().String()))
-	select {
-	case err := <-errc:
+	if err := svc.Serve(ctx, sc.Log, "api", srv, ln, sc.Config.ShutdownTimeout.D()); err != nil {
 		return err
-	case <-ctx.Done():
 	}
-	sc.Log.Info("api shutting down: draining in-flight requests")
-	sctx, cancel := context.WithTimeout(context.Background(), sc.Config.ShutdownTimeout.D())
+	fctx, cancel := context.WithTimeout(context.Background(), sc.Config.ShutdownTimeout.D())
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := uc.Relay.Flush(sctx); err != nil {
+	if err := uc.Relay.Flush(fctx); err != nil {
 		sc.Log.Warn("outbox deletes not flushed; the poller drops those rows", zap.Error(err))
 	}
 	return nil
 }
+
+func main() { svc.Main("orderflow api", run) }

@@ -4,10 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"orderflow/queue/worker"
 	"orderflow/svc"
@@ -15,14 +11,7 @@ import (
 	"go.uber.org/zap"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "orderflow queue:", err)
-		os.Exit(1)
-	}
-}
-
-func run() error {
+func run(ctx context.Context, _ []string) error {
 	sc, err := svc.Boot("queue")
 	if err != nil {
 		return err
@@ -33,10 +22,10 @@ func run() error {
 		return err
 	}
 	sc.Log.Info("queue worker running", zap.String("addr", w.Addr()), zap.Int("concurrency", sc.Config.Concurrency))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	<-ctx.Done()
 	sc.Log.Info("queue worker shutting down: finishing running tasks")
 	w.Shutdown(context.Background())
 	return nil
 }
+
+func main() { svc.Main("orderflow queue", run) }

@@ -5,14 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/catalog"
 	"orderflow/model"
-)
-
-var (
-	errBadID     = apperr.New(apperr.Invalid, "invalid_id", "id must be a positive integer")
-	errBadStatus = apperr.New(apperr.Invalid, "invalid_status", "unknown status")
 )
 
 func pathID(r *http.Request) (int64, error) {
@@ -28,27 +22,20 @@ func (h *Handler) createUser(w http.ResponseWriter, r *http.Request) {
 		Name         string `json:"name"`
 		BalanceCents int64  `json:"balance_cents"`
 	}
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, decode(r, &b)) {
 		return
 	}
 	u, err := h.uc.Accounts.Create(r.Context(), b.Name, b.BalanceCents)
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, u)
+	h.reply(w, r, http.StatusCreated, u, err)
 }
 
 func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	u, err := h.uc.Accounts.Get(r.Context(), id)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -61,13 +48,11 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) createProduct(w http.ResponseWriter, r *http.Request) {
 	var b catalog.NewProduct
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, decode(r, &b)) {
 		return
 	}
 	id, err := h.uc.Catalog.CreateProduct(r.Context(), b)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]int64{"id": id})
@@ -75,37 +60,20 @@ func (h *Handler) createProduct(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) addCards(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	var b struct {
 		Codes []string `json:"codes"`
 	}
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, decode(r, &b)) {
 		return
 	}
 	n, err := h.uc.Catalog.AddCards(r.Context(), id, b.Codes)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]int{"added": n})
-}
-
-func (h *Handler) getProduct(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	p, err := h.uc.Catalog.Product(r.Context(), id)
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, p)
 }
 
 func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
@@ -128,26 +96,8 @@ func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
 		before = 1 << 62
 	}
 	orders, err := h.uc.Orders.List(r.Context(), status, before, limit)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"orders": orders})
-}
-
-func (h *Handler) getOrderAdmin(w http.ResponseWriter, r *http.Request) {
-	v, err := h.uc.Orders.GetAdmin(r.Context(), r.PathValue("order_no"))
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
-}
-
-func (h *Handler) retryOrder(w http.ResponseWriter, r *http.Request) {
-	if err := h.uc.Orders.Retry(r.Context(), r.PathValue("order_no")); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"result": "queued"})
 }

@@ -5,18 +5,11 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
-
-	"orderflow/internal/domain/apperr"
 )
 
 type ctxKey int
 
 const userKey ctxKey = 1
-
-var (
-	errUnauthorized = apperr.New(apperr.Unauthorized, "unauthorized", "missing or unknown bearer token")
-	errForbidden    = apperr.New(apperr.Forbidden, "forbidden", "user_id must be the caller")
-)
 
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
@@ -45,8 +38,7 @@ func (h *Handler) requireUser(allowAdmin bool, next http.HandlerFunc) http.Handl
 			c.admin = true
 		} else {
 			id, err := h.uc.Accounts.UserID(r.Context(), token)
-			if err != nil {
-				writeError(w, r, h.log, err)
+			if h.failed(w, r, err) {
 				return
 			}
 			c.userID = id
@@ -58,6 +50,14 @@ func (h *Handler) requireUser(allowAdmin bool, next http.HandlerFunc) http.Handl
 func callerOf(r *http.Request) *caller {
 	c, _ := r.Context().Value(userKey).(*caller)
 	return c
+}
+
+// actingAs checks a body's user_id: when sent, it must be the caller's own.
+func (c *caller) actingAs(userID *int64) error {
+	if userID != nil && *userID != c.userID {
+		return errForbidden
+	}
+	return nil
 }
 
 // requireAdmin admits only the admin token.

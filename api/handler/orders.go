@@ -4,11 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/order"
 )
-
-var errBadProduct = apperr.New(apperr.Invalid, "invalid_product", "product_id must be a positive integer")
 
 type createOrderBody struct {
 	UserID    *int64 `json:"user_id"`
@@ -25,13 +22,11 @@ type createdOrder struct {
 
 func (h *Handler) createOrder(w http.ResponseWriter, r *http.Request) {
 	var b createOrderBody
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, decode(r, &b)) {
 		return
 	}
 	c := callerOf(r)
-	if b.UserID != nil && *b.UserID != c.userID {
-		writeError(w, r, h.log, errForbidden)
+	if h.failed(w, r, c.actingAs(b.UserID)) {
 		return
 	}
 	if b.ProductID <= 0 {
@@ -39,15 +34,13 @@ func (h *Handler) createOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key, err := idempotencyKey(r)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	res, err := h.uc.Orders.Create(r.Context(), order.CreateRequest{
 		UserID: c.userID, ProductID: b.ProductID, Quantity: b.Quantity, IdempotencyKey: key,
 	})
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	status := http.StatusCreated
@@ -59,17 +52,17 @@ func (h *Handler) createOrder(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) getOrder(w http.ResponseWriter, r *http.Request) {
-	c := callerOf(r)
-	who := order.Viewer{Admin: c.admin}
-	if !c.admin {
-		who.UserID = c.userID
-	}
+	who := viewerOf(r)
 	v, err := h.uc.Orders.Get(r.Context(), r.PathValue("order_no"), who)
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
+	h.reply(w, r, http.StatusOK, v, err)
+}
+
+// viewerOf is who reads or cancels an order: the admin, or the calling buyer.
+func viewerOf(r *http.Request) order.Viewer {
+	if c := callerOf(r); !c.admin {
+		return order.Viewer{UserID: c.userID}
 	}
-	writeJSON(w, http.StatusOK, v)
+	return order.Viewer{Admin: true}
 }
 
 // idempotencyKey reads the Idempotency-Key header: "" when none was sent. A

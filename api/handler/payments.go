@@ -4,16 +4,9 @@ import (
 	"io"
 	"net/http"
 
-	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/infra/sign"
 	"orderflow/model"
-)
-
-var (
-	errBadSignature = apperr.New(apperr.Unauthorized, "bad_signature", "X-Signature is missing or does not match the body")
-	errBadOrderNo   = apperr.New(apperr.Invalid, "invalid_order_no", "order_no is required")
-	errBadTradeNo   = apperr.New(apperr.Invalid, "invalid_trade_no", "trade_no must be 1..64 characters")
 )
 
 type paymentBody struct {
@@ -27,7 +20,7 @@ type paymentBody struct {
 func (h *Handler) signedBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 64<<10))
 	if err != nil {
-		return nil, apperr.New(apperr.Invalid, "body_too_large", "request body is too large or unreadable")
+		return nil, errBodyTooLarge
 	}
 	if !sign.Valid(h.paySecret, body, r.Header.Get(sign.Header)) {
 		return nil, errBadSignature
@@ -49,17 +42,14 @@ func checkPayment(b paymentBody) error {
 
 func (h *Handler) paymentNotify(w http.ResponseWriter, r *http.Request) {
 	body, err := h.signedBody(r)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	var b paymentBody
-	if err := decodeJSON(body, &b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, decodeJSON(body, &b)) {
 		return
 	}
-	if err := checkPayment(b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, checkPayment(b)) {
 		return
 	}
 	if _, err := h.uc.Orders.Pay(r.Context(), order.Payment{OrderNo: b.OrderNo, TradeNo: b.TradeNo, AmountCents: b.AmountCents}); err != nil {

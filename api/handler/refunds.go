@@ -4,22 +4,13 @@ import (
 	"net/http"
 	"strconv"
 
-	"orderflow/internal/domain/apperr"
-	"orderflow/internal/domain/order"
 	"orderflow/internal/infra/metrics"
 	"orderflow/model"
 )
 
-var errBadRefundNotify = apperr.New(apperr.Invalid, "invalid_refund_notify", "out_request_no and status are required")
-
 func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
-	c := callerOf(r)
-	who := order.Viewer{Admin: c.admin}
-	if !c.admin {
-		who.UserID = c.userID
-	}
-	if err := h.uc.Orders.Cancel(r.Context(), r.PathValue("order_no"), who); err != nil {
-		writeError(w, r, h.log, err)
+	who := viewerOf(r)
+	if h.failed(w, r, h.uc.Orders.Cancel(r.Context(), r.PathValue("order_no"), who)) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"order_no": r.PathValue("order_no"), "status": model.OrderClosed.String()})
@@ -27,24 +18,21 @@ func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) refundNotify(w http.ResponseWriter, r *http.Request) {
 	body, err := h.signedBody(r)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	var b struct {
 		OutRequestNo string `json:"out_request_no"`
 		Status       string `json:"status"`
 	}
-	if err := decodeJSON(body, &b); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, decodeJSON(body, &b)) {
 		return
 	}
 	if b.OutRequestNo == "" || b.Status == "" {
 		writeError(w, r, h.log, errBadRefundNotify)
 		return
 	}
-	if err := h.uc.Refunds.Callback(r.Context(), b.OutRequestNo, b.Status); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, h.uc.Refunds.Callback(r.Context(), b.OutRequestNo, b.Status)) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"result": "success"})
@@ -52,8 +40,7 @@ func (h *Handler) refundNotify(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) refundOrder(w http.ResponseWriter, r *http.Request) {
 	no, status, err := h.uc.Orders.RefundFailed(r.Context(), r.PathValue("order_no"))
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"order_no": r.PathValue("order_no"), "status": status.String(), "refund_no": no})
@@ -82,8 +69,7 @@ func (h *Handler) listRefunds(w http.ResponseWriter, r *http.Request) {
 		limit = 100
 	}
 	refunds, err := h.uc.Refunds.List(r.Context(), status, limit)
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	out := make([]refundView, 0, len(refunds))
@@ -95,16 +81,14 @@ func (h *Handler) listRefunds(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) retryRefund(w http.ResponseWriter, r *http.Request) {
 	no, err := h.uc.Refunds.Retry(r.Context(), r.PathValue("refund_no"))
-	if err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"refund_no": no, "status": model.RefundProcessing})
 }
 
 func (h *Handler) resolveRefund(w http.ResponseWriter, r *http.Request) {
-	if err := h.uc.Refunds.Resolve(r.Context(), r.PathValue("refund_no")); err != nil {
-		writeError(w, r, h.log, err)
+	if h.failed(w, r, h.uc.Refunds.Resolve(r.Context(), r.PathValue("refund_no"))) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"refund_no": r.PathValue("refund_no"), "status": model.RefundSucceeded})
@@ -112,9 +96,5 @@ func (h *Handler) resolveRefund(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 	st, err := metrics.Collect(r.Context(), h.uc.Metrics, h.sources)
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+	h.reply(w, r, http.StatusOK, st, err)
 }

@@ -11,16 +11,13 @@ import (
 	"go.uber.org/zap"
 )
 
-// errBadJSON is a body that is not the JSON the endpoint takes.
-var errBadJSON = apperr.New(apperr.Invalid, "invalid_json", "request body is not valid JSON for this endpoint")
-
 const maxBody = 4 << 20
 
 // decode reads a JSON body into dst; a bad body is a 400, never a 500.
 func decode(r *http.Request, dst any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 	if err != nil {
-		return apperr.New(apperr.Invalid, "body_too_large", "request body is too large or unreadable")
+		return errBodyTooLarge
 	}
 	return decodeJSON(body, dst)
 }
@@ -65,6 +62,23 @@ type errorBody struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// failed answers err, when there is one, and says so: a handler's early
+// return is `if h.failed(w, r, step()) { return }`.
+func (h *Handler) failed(w http.ResponseWriter, r *http.Request, err error) bool {
+	if err == nil {
+		return false
+	}
+	writeError(w, r, h.log, err)
+	return true
+}
+
+// reply is a handler's last step: the use case's result with status, or its error.
+func (h *Handler) reply(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
+	if !h.failed(w, r, err) {
+		writeJSON(w, status, v)
+	}
 }
 
 // writeError maps an error to {"error":{code,message}}: a business error

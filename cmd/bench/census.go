@@ -39,8 +39,8 @@ type NameCount struct {
 
 // proxies are the four counting proxies of the census start.
 type proxies struct {
-	apiSQL, workerSQL     *mysqlProxy
-	apiRedis, workerRedis *redisProxy
+	apiSQL, workerSQL     *countingProxy // MySQL
+	apiRedis, workerRedis *countingProxy // Redis
 }
 
 func (p *proxies) close() {
@@ -64,16 +64,16 @@ func runCensus(ctx context.Context, e *benchEnv) (*CensusResult, error) {
 	}
 	px := &proxies{}
 	defer px.close()
-	if px.apiSQL, err = startMySQLProxy(mysqlAddr); err != nil {
+	if px.apiSQL, err = startCountingProxy(mysqlAddr, serveMySQL); err != nil {
 		return nil, err
 	}
-	if px.workerSQL, err = startMySQLProxy(mysqlAddr); err != nil {
+	if px.workerSQL, err = startCountingProxy(mysqlAddr, serveMySQL); err != nil {
 		return nil, err
 	}
-	if px.apiRedis, err = startRedisProxy(e.params.RedisAddr); err != nil {
+	if px.apiRedis, err = startCountingProxy(e.params.RedisAddr, serveRedis); err != nil {
 		return nil, err
 	}
-	if px.workerRedis, err = startRedisProxy(e.params.RedisAddr); err != nil {
+	if px.workerRedis, err = startCountingProxy(e.params.RedisAddr, serveRedis); err != nil {
 		return nil, err
 	}
 	apiDSN, err := dbDSN(e.params.MySQL, e.params.Database)

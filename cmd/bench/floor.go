@@ -65,21 +65,32 @@ func (r *roundRobin) pick() int64 { return r.ids[int(r.next.Add(1))%len(r.ids)] 
 // seedKeys adds n UNSOLD keys to a product with multi-row INSERTs.
 func seedKeys(ctx context.Context, db *sql.DB, productID int64, prefix string, n int) error {
 	now := ms(time.Now())
-	const batch = 1000
+	err := insertMany(ctx, db, `INSERT INTO card_keys (product_id, code, status, updated_at) VALUES `, "(?, ?, 'UNSOLD', ?)",
+		n, 1000, func(i int) []any { return []any{productID, fmt.Sprintf("%s-%d", prefix, i), now} })
+	if err != nil {
+		return fmt.Errorf("seed keys: %w", err)
+	}
+	return nil
+}
+
+// insertMany writes n rows with multi-row INSERTs of at most batch rows:
+// head is the statement up to VALUES, tuple one row's placeholders, row(i)
+// the i-th row's values.
+func insertMany(ctx context.Context, db *sql.DB, head, tuple string, n, batch int, row func(i int) []any) error {
 	for i := 0; i < n; i += batch {
 		m := min(batch, n-i)
 		var b strings.Builder
-		b.WriteString(`INSERT INTO card_keys (product_id, code, status, updated_at) VALUES `)
-		args := make([]any, 0, 3*m)
-		for j := 0; j < m; j++ {
+		b.WriteString(head)
+		var args []any
+		for j := range m {
 			if j > 0 {
 				b.WriteString(",")
 			}
-			b.WriteString("(?, ?, 'UNSOLD', ?)")
-			args = append(args, productID, fmt.Sprintf("%s-%d", prefix, i+j), now)
+			b.WriteString(tuple)
+			args = append(args, row(i+j)...)
 		}
 		if _, err := db.ExecContext(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("seed keys: %w", err)
+			return err
 		}
 	}
 	return nil

@@ -38,25 +38,15 @@ func insertGroupUsers(ctx context.Context, db *sql.DB, n int) ([]string, error) 
 	now := ms(time.Now())
 	prefix := "grp-" + randHex(4) + "-"
 	tokens := make([]string, n)
-	const batch = 500
-	for i := 0; i < n; i += batch {
-		m := min(batch, n-i)
-		var b strings.Builder
-		b.WriteString(`INSERT INTO users (name, token_hash, balance_cents, created_at) VALUES `)
-		args := make([]any, 0, 4*m)
-		for j := 0; j < m; j++ {
-			if j > 0 {
-				b.WriteString(",")
-			}
-			tokens[i+j] = "u_" + randHex(16)
-			b.WriteString("(?, ?, ?, ?)")
-			args = append(args, fmt.Sprintf("%s%d", prefix, i+j), account.HashToken(tokens[i+j]), groupBalance, now)
-		}
-		if _, err := db.ExecContext(ctx, b.String(), args...); err != nil {
-			return nil, fmt.Errorf("insert group users: %w", err)
-		}
+	err := insertMany(ctx, db, `INSERT INTO users (name, token_hash, balance_cents, created_at) VALUES `, "(?, ?, ?, ?)",
+		n, 500, func(i int) []any {
+			tokens[i] = "u_" + randHex(16)
+			return []any{fmt.Sprintf("%s%d", prefix, i), account.HashToken(tokens[i]), groupBalance, now}
+		})
+	if err != nil {
+		return nil, fmt.Errorf("insert group users: %w", err)
 	}
-	_, err := db.ExecContext(ctx, `INSERT INTO wallet_entries (user_id, kind, ref, amount_cents, created_at)
+	_, err = db.ExecContext(ctx, `INSERT INTO wallet_entries (user_id, kind, ref, amount_cents, created_at)
 		SELECT id, 'initial', CONCAT('user:', id, ':initial'), balance_cents, created_at FROM users WHERE name LIKE ?`, prefix+"%")
 	if err != nil {
 		return nil, fmt.Errorf("insert opening wallet entries: %w", err)

@@ -10,23 +10,6 @@ import (
 	"sync"
 )
 
-// mysqlProxy sits between one product process and MariaDB and counts the
-// commands it sends, by statement: the census of round trips per order. It
-// is only used in the census phase (it adds a hop to every round trip).
-type mysqlProxy struct {
-	*countingProxy
-}
-
-func startMySQLProxy(upstream string) (*mysqlProxy, error) {
-	cp, err := listenCountingProxy(upstream)
-	if err != nil {
-		return nil, err
-	}
-	p := &mysqlProxy{cp}
-	go cp.accept(p.serve)
-	return p, nil
-}
-
 // MySQL client/server protocol command bytes.
 const (
 	comQuit        = 0x01
@@ -43,13 +26,10 @@ type mysqlConn struct {
 	stmts   map[uint32]string
 }
 
-func (p *mysqlProxy) serve(client net.Conn) {
-	defer client.Close()
-	server, err := net.Dial("tcp", p.upstream)
-	if err != nil {
-		return
-	}
-	defer server.Close()
+// serveMySQL sits between one product process and MariaDB and counts the
+// commands it sends, by statement: the census of round trips per order. It
+// is only used in the census phase (it adds a hop to every round trip).
+func serveMySQL(counts *counter, client, server net.Conn) {
 	st := &mysqlConn{stmts: map[uint32]string{}}
 	// Each direction parses a packet, records it, then forwards it: the
 	// statement ID of a prepare is known before the client can use it, and
@@ -74,13 +54,13 @@ func (p *mysqlProxy) serve(client net.Conn) {
 		}
 		switch payload[0] {
 		case comQuery:
-			p.counts.add("query   "+digestSQL(string(payload[1:])), true)
+			counts.add("query   "+digestSQL(string(payload[1:])), true)
 		case comStmtPrepare:
 			text := digestSQL(string(payload[1:]))
 			st.mu.Lock()
 			st.pending = text
 			st.mu.Unlock()
-			p.counts.add("prepare "+text, true)
+			counts.add("prepare "+text, true)
 		case comStmtExecute:
 			var text string
 			if len(payload) >= 5 {
@@ -91,13 +71,13 @@ func (p *mysqlProxy) serve(client net.Conn) {
 			if text == "" {
 				text = "(unknown statement)"
 			}
-			p.counts.add("execute "+text, true)
+			counts.add("execute "+text, true)
 		case comStmtClose:
-			p.counts.add("close-stmt", false) // no answer: not a round trip
+			counts.add("close-stmt", false) // no answer: not a round trip
 		case comQuit:
-			p.counts.add("quit", false)
+			counts.add("quit", false)
 		default:
-			p.counts.add("command 0x"+hexByte(payload[0]), true)
+			counts.add("command 0x"+hexByte(payload[0]), true)
 		}
 	})
 }

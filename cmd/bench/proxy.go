@@ -11,23 +11,35 @@ type countingProxy struct {
 	counts   *counter
 }
 
-func listenCountingProxy(upstream string) (*countingProxy, error) {
+// startCountingProxy listens in front of upstream and, until it is closed,
+// hands each client connection with its own upstream connection to serve,
+// which forwards both ways and tallies into counts; both are closed after.
+func startCountingProxy(upstream string, serve func(counts *counter, client, server net.Conn)) (*countingProxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	return &countingProxy{ln: ln, upstream: upstream, counts: newCounter()}, nil
+	p := &countingProxy{ln: ln, upstream: upstream, counts: newCounter()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.pipe(c, serve)
+		}
+	}()
+	return p, nil
 }
 
-// accept serves every connection with serve until the listener closes.
-func (p *countingProxy) accept(serve func(net.Conn)) {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		go serve(c)
+func (p *countingProxy) pipe(client net.Conn, serve func(*counter, net.Conn, net.Conn)) {
+	defer client.Close()
+	server, err := net.Dial("tcp", p.upstream)
+	if err != nil {
+		return
 	}
+	defer server.Close()
+	serve(p.counts, client, server)
 }
 
 func (p *countingProxy) addr() string { return p.ln.Addr().String() }

@@ -9,23 +9,6 @@ import (
 	"strings"
 )
 
-// redisProxy sits between one product process and Redis and counts the
-// commands it sends (by command and key shape) and its write bursts — a
-// pipeline is one burst, so bursts approximate round trips.
-type redisProxy struct {
-	*countingProxy
-}
-
-func startRedisProxy(upstream string) (*redisProxy, error) {
-	cp, err := listenCountingProxy(upstream)
-	if err != nil {
-		return nil, err
-	}
-	p := &redisProxy{cp}
-	go cp.accept(p.serve)
-	return p, nil
-}
-
 // burstReader counts the reads that returned data: one per client write
 // burst (a command, or a whole pipeline).
 type burstReader struct {
@@ -41,18 +24,15 @@ func (b burstReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (p *redisProxy) serve(client net.Conn) {
-	defer client.Close()
-	server, err := net.Dial("tcp", p.upstream)
-	if err != nil {
-		return
-	}
-	defer server.Close()
+// serveRedis sits between one product process and Redis and counts the
+// commands it sends (by command and key shape) and its write bursts — a
+// pipeline is one burst, so bursts approximate round trips.
+func serveRedis(counts *counter, client, server net.Conn) {
 	go func() {
 		_, _ = io.Copy(client, server)
 		client.Close()
 	}()
-	r := bufio.NewReaderSize(io.TeeReader(burstReader{client, p.counts}, server), 64<<10)
+	r := bufio.NewReaderSize(io.TeeReader(burstReader{client, counts}, server), 64<<10)
 	for {
 		args, err := readRESPCommand(r)
 		if err != nil {
@@ -62,7 +42,7 @@ func (p *redisProxy) serve(client net.Conn) {
 			return
 		}
 		if len(args) > 0 {
-			p.counts.add(redisShape(args), false)
+			counts.add(redisShape(args), false)
 		}
 	}
 }

@@ -12,35 +12,29 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"orderflow/internal/devmode"
+	"orderflow/svc"
 )
 
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "orderflow:", err)
-		os.Exit(1)
-	}
-}
-
-func run(args []string) error {
+func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("want a command: dev or demo")
 	}
 	switch args[0] {
 	case "dev":
-		return runDev(args[1:])
+		return runDev(ctx, args[1:])
 	case "demo":
-		return runDemo(args[1:])
+		return runDemo(ctx, args[1:])
 	default:
 		return fmt.Errorf("unknown command %q (want: dev or demo)", args[0])
 	}
 }
 
-func runDev(args []string) error {
+func main() { svc.Main("orderflow", run) }
+
+func runDev(ctx context.Context, args []string) error {
 	opt := devmode.DefaultOptions()
 	fs := flag.NewFlagSet("orderflow dev", flag.ContinueOnError)
 	fs.StringVar(&opt.DataDir, "data", envOr("ORDERFLOW_DEV_DATA", opt.DataDir), "data directory: the SQLite ledger and the remembered tokens (ORDERFLOW_DEV_DATA)")
@@ -52,8 +46,6 @@ func runDev(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	sys, err := devmode.Start(ctx, opt)
 	if err != nil {
 		return err
@@ -96,7 +88,7 @@ func envOr(key, def string) string {
 	return def
 }
 
-func runDemo(args []string) error {
+func runDemo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("orderflow demo", flag.ContinueOnError)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -110,8 +102,6 @@ func runDemo(args []string) error {
 	opt.DataDir = data
 	opt.APIAddr, opt.WorkerAddr, opt.PaysimAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	opt.Environ = append(os.Environ(), "ORDERFLOW_ORDER_TTL="+devmode.DemoOrderTTL.String(), "ORDERFLOW_LOG_LEVEL=error")
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	sys, err := devmode.Start(ctx, opt)
 	if err != nil {
 		return err

@@ -23,9 +23,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,14 +32,7 @@ import (
 	"orderflow/svc"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "paysim:", err)
-		os.Exit(1)
-	}
-}
-
-func run() error {
+func run(ctx context.Context, args []string) error {
 	var (
 		fs  = flag.NewFlagSet("paysim", flag.ContinueOnError)
 		cfg paysim.Config
@@ -82,7 +73,7 @@ func run() error {
 	fs.DurationVar(&cfg.Delay, "delay", cfg.Delay, "latency added to every refund call (ORDERFLOW_PAYSIM_DELAY)")
 	fs.DurationVar(&cfg.CallbackDelay, "callback-delay", cfg.CallbackDelay, "time a refund stays processing (ORDERFLOW_PAYSIM_CALLBACK_DELAY)")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "fault-injection seed, 0 for random (ORDERFLOW_PAYSIM_SEED)")
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -114,31 +105,13 @@ func run() error {
 		return fmt.Errorf("ORDERFLOW_PAYSIM_ADDR %s: %w", addr, err)
 	}
 	sim := paysim.New(cfg)
+	defer sim.Close()
 	srv := svc.Defaults().HTTPServer(sim.Handler()) // the simulator keeps the product's default limits
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("paysim listening", zap.String("addr", ln.Addr().String()), zap.String("api", api))
-
-	select {
-	case err := <-served:
-		sim.Close()
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("paysim shutting down")
 	// In-flight calls include injected hangs, so allow more than one timeout delay.
-	shutCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil {
-		log.Warn("paysim: shutdown incomplete", zap.Error(err))
-	}
-	sim.Close()
-	return nil
+	return svc.Serve(ctx, log.With(zap.String("api", api)), "paysim", srv, ln, 15*time.Second)
 }
+
+func main() { svc.Main("paysim", run) }
 
 func parseRate(dst *float64) func(string) error {
 	return func(v string) error {

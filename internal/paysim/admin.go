@@ -170,12 +170,8 @@ func (s *Sim) handleGetKnobs(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Sim) handlePostKnobs(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
-	if !ok {
-		return
-	}
 	var in knobsWire
-	if !decodeJSON(w, body, &in) {
+	if !readJSON(w, r, &in) {
 		return
 	}
 	if msg := in.validate(); msg != "" {

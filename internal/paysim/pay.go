@@ -55,12 +55,8 @@ type sendOutcome struct {
 }
 
 func (s *Sim) handlePay(w http.ResponseWriter, r *http.Request) {
-	raw, ok := readBody(w, r)
-	if !ok {
-		return
-	}
 	var req PayRequest
-	if !decodeJSON(w, raw, &req) {
+	if !readJSON(w, r, &req) {
 		return
 	}
 	switch {

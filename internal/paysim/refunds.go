@@ -79,6 +79,28 @@ func (s *Sim) planLocked() callPlan {
 	return p
 }
 
+// playFaults plays a call's plan before it is answered and reports whether
+// the call goes on. The delay first: a caller that gives up during it never
+// saw an answer, so nothing is applied, like a provider that dropped the
+// request. Then an injected 500, decided before anything is applied (it
+// never moved money), or a timeout: beforeHang, then a hang ended by a 504.
+func (s *Sim) playFaults(w http.ResponseWriter, r *http.Request, plan callPlan, beforeHang func()) bool {
+	if !s.sleep(r.Context(), plan.delay) {
+		writeError(w, http.StatusGatewayTimeout, "timeout", "request abandoned during delay")
+		return false
+	}
+	switch plan.fault {
+	case faultFail:
+		writeError(w, http.StatusInternalServerError, "injected_failure", "simulated provider error")
+		return false
+	case faultTimeout:
+		beforeHang()
+		s.hang(w, r, plan.timeoutDelay)
+		return false
+	}
+	return true
+}
+
 // refundLocked returns the record for no, creating it. s.mu must be held.
 func (s *Sim) refundLocked(no string) *refund {
 	r, ok := s.refunds[no]
@@ -105,24 +127,13 @@ func (s *Sim) handleCreateRefund(w http.ResponseWriter, r *http.Request, body []
 	plan := s.planLocked()
 	s.mu.Unlock()
 
-	if !s.sleep(r.Context(), plan.delay) {
-		// The caller gave up during the delay; it never saw an answer, so the
-		// refund is not applied, like a provider that dropped the request.
-		writeError(w, http.StatusGatewayTimeout, "timeout", "request abandoned during delay")
-		return
-	}
-	switch plan.fault {
-	case faultFail:
-		// Decided before applying: a 500 here never moved money.
-		writeError(w, http.StatusInternalServerError, "injected_failure", "simulated provider error")
-		return
-	case faultTimeout:
-		// Unknown outcome: the refund may or may not have been applied
-		// before the caller gave up, and only a query can tell.
+	// A timeout's outcome is unknown: the refund may or may not have been
+	// applied before the caller gave up, and only a query can tell.
+	if !s.playFaults(w, r, plan, func() {
 		if plan.applyFirst {
 			s.applyRefund(req)
 		}
-		s.hang(w, r, plan.timeoutDelay)
+	}) {
 		return
 	}
 
@@ -218,16 +229,7 @@ func (s *Sim) handleQueryRefund(w http.ResponseWriter, r *http.Request, _ []byte
 	plan := s.planLocked()
 	s.mu.Unlock()
 
-	if !s.sleep(r.Context(), plan.delay) {
-		writeError(w, http.StatusGatewayTimeout, "timeout", "request abandoned during delay")
-		return
-	}
-	switch plan.fault {
-	case faultFail:
-		writeError(w, http.StatusInternalServerError, "injected_failure", "simulated provider error")
-		return
-	case faultTimeout:
-		s.hang(w, r, plan.timeoutDelay)
+	if !s.playFaults(w, r, plan, func() {}) {
 		return
 	}
 

@@ -41,3 +41,10 @@ func decodeJSON(w http.ResponseWriter, body []byte, v any) bool {
 	}
 	return true
 }
+
+// readJSON reads an unsigned request's body into v, answering the error
+// itself when it cannot (too large, unreadable, not JSON).
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, ok := readBody(w, r)
+	return ok && decodeJSON(w, body, v)
+}

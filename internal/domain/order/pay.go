@@ -85,7 +85,7 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 		return rec, err
 	}
 	pay := &model.Payment{TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
-	if !careful && o.Status == model.OrderPending && pay.AmountCents == o.AmountCents {
+	if !careful && disposition(o, pay.AmountCents) == model.PaymentApplied {
 		rec.result.Disposition = model.PaymentApplied
 		return rec, s.payExpected(ctx, tx, o, pay)
 	}
@@ -109,8 +109,9 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 // applyPayment decides what a newly recorded payment does to its order.
 func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment) (string, error) {
 	now := pay.CreatedAt
-	if pay.AmountCents != o.AmountCents {
-		return model.PaymentMismatch, s.notifyAdmin(ctx, tx, "payment-mismatch:"+pay.TradeNo, "payment_mismatch",
+	d := disposition(o, pay.AmountCents)
+	if d == model.PaymentMismatch {
+		return d, s.notifyAdmin(ctx, tx, "payment-mismatch:"+pay.TradeNo, "payment_mismatch",
 			"Payment amount does not match order "+o.OrderNo,
 			fmt.Sprintf("order %s expects %d cents; trade %s paid %d cents; the payment is refunded, nothing delivered",
 				o.OrderNo, o.AmountCents, pay.TradeNo, pay.AmountCents))
@@ -118,8 +119,8 @@ func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Or
 	if o.Status == model.OrderClosed {
 		return s.refundLate(ctx, tx, o, now)
 	}
-	if o.Status != model.OrderPending {
-		return dispositionFor(o.Status), nil
+	if d != model.PaymentApplied {
+		return d, nil
 	}
 	gen := o.ActivateGen + 1
 	moved, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, paidMove(pay, gen))
@@ -189,6 +190,23 @@ func (s *Service) refundLate(ctx context.Context, tx *model.Store, o *model.Orde
 		return model.PaymentDuplicate, nil
 	}
 	return model.PaymentLate, nil
+}
+
+// disposition is what a payment of paidCents does to order o as read, before
+// any write: a wrong amount is a mismatch whatever the status; a pending
+// order is paid; a closed one is late (refundLate moves it to refunding, or
+// finds it already moved: a duplicate). A trade already recorded never gets
+// here: tradeRecorded calls it a repeat or holds it.
+func disposition(o *model.Order, paidCents int64) string {
+	switch {
+	case paidCents != o.AmountCents:
+		return model.PaymentMismatch
+	case o.Status == model.OrderPending:
+		return model.PaymentApplied
+	case o.Status == model.OrderClosed:
+		return model.PaymentLate
+	}
+	return dispositionFor(o.Status)
 }
 
 // dispositionFor classifies a matching payment for an order that is not

@@ -38,24 +38,21 @@ type Metrics struct {
 	sweep          *sweepCollectors
 }
 
+// counterVec is a counter split by one label, built from its name and help.
+func counterVec(name, help, label string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{label})
+}
+
 // New builds the collectors on a fresh registry.
 func New(rdb redis.UniversalClient) *Metrics {
 	m := &Metrics{
-		Registry: prometheus.NewRegistry(),
-		rdb:      rdb,
-		sweep:    newSweepCollectors(),
-		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orderflow_order_close_total", Help: "Order close attempts by result (success, failure).",
-		}, []string{"result"}),
-		refundAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orderflow_refund_attempts_total", Help: "Provider refund calls by result (success, failure).",
-		}, []string{"result"}),
-		stuckRecovered: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "orderflow_stuck_claims_recovered_total", Help: "Claims older than the claim timeout reset to paid and re-queued.",
-		}),
-		activations: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "orderflow_orders_activated_total", Help: "Orders delivered (claimed→finished) by this process.",
-		}),
+		Registry:       prometheus.NewRegistry(),
+		rdb:            rdb,
+		sweep:          newSweepCollectors(),
+		closes:         counterVec("orderflow_order_close_total", "Order close attempts by result (success, failure).", "result"),
+		refundAttempts: counterVec("orderflow_refund_attempts_total", "Provider refund calls by result (success, failure).", "result"),
+		stuckRecovered: prometheus.NewCounter(prometheus.CounterOpts{Name: "orderflow_stuck_claims_recovered_total", Help: "Claims older than the claim timeout reset to paid and re-queued."}),
+		activations:    prometheus.NewCounter(prometheus.CounterOpts{Name: "orderflow_orders_activated_total", Help: "Orders delivered (claimed→finished) by this process."}),
 		activationLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "orderflow_activation_latency_seconds", Help: "Time from paid to finished.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},

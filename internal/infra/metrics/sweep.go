@@ -47,18 +47,10 @@ type sweepCollectors struct {
 
 func newSweepCollectors() *sweepCollectors {
 	return &sweepCollectors{
-		checked: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orderflow_sweep_checked_total", Help: "Non-terminal objects the sweep checked for a live task, by kind.",
-		}, []string{"kind"}),
-		requeued: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orderflow_sweep_requeued_total", Help: "Objects the sweep re-queued under a new generation, by kind.",
-		}, []string{"kind"}),
-		seconds: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "orderflow_sweep_last_pass_seconds", Help: "Duration of this process's last sweep pass.",
-		}),
-		lastRun: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "orderflow_sweep_last_pass_timestamp_seconds", Help: "When this process's last sweep pass started (Unix time).",
-		}),
+		checked:  counterVec("orderflow_sweep_checked_total", "Non-terminal objects the sweep checked for a live task, by kind.", "kind"),
+		requeued: counterVec("orderflow_sweep_requeued_total", "Objects the sweep re-queued under a new generation, by kind.", "kind"),
+		seconds:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "orderflow_sweep_last_pass_seconds", Help: "Duration of this process's last sweep pass."}),
+		lastRun:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "orderflow_sweep_last_pass_timestamp_seconds", Help: "When this process's last sweep pass started (Unix time)."}),
 	}
 }
 
