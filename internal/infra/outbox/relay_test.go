@@ -32,7 +32,7 @@ func insertRows(t *testing.T, store *model.Store, typ string, ids ...string) {
 	t.Helper()
 	now := time.Now()
 	for _, id := range ids {
-		if err := store.InsertOutbox(context.Background(), model.TaskRow(id, typ, []byte(`{}`), now.Add(time.Hour), now)); err != nil {
+		if err := store.InsertOutboxLater(context.Background(), model.TaskRow(id, typ, []byte(`{}`), now.Add(time.Hour), now)); err != nil {
 			t.Fatal(err)
 		}
 	}
