@@ -36,7 +36,7 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"group_no": g.GroupNo, "status": strings.ToLower(g.Status), "deadline": g.Deadline})
+	writeJSON(w, http.StatusCreated, map[string]any{"group_no": g.GroupNo, "status": strings.ToLower(g.Status.String()), "deadline": g.Deadline})
 }
 
 func (h *Handler) joinGroup(w http.ResponseWriter, r *http.Request) {

@@ -282,17 +282,17 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	var keys []struct {
 		Code      string
 		ProductID int64
-		Status    string
+		Status    model.CardStatus
 		OrderID   *int64
 	}
 	if err := db.Raw(`SELECT code, product_id, status, order_id FROM card_keys`).Scan(&keys).Error; err != nil {
 		t.Fatal(err)
 	}
 	soldTo := map[string][]string{} // order_no → codes, from the ledger
-	byStatus := map[int64]map[string]int64{}
+	byStatus := map[int64]map[model.CardStatus]int64{}
 	for _, k := range keys {
 		if byStatus[k.ProductID] == nil {
-			byStatus[k.ProductID] = map[string]int64{}
+			byStatus[k.ProductID] = map[model.CardStatus]int64{}
 		}
 		byStatus[k.ProductID][k.Status]++
 		if k.Status != model.CardSold {
@@ -312,7 +312,7 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 		if p.kind != "card" {
 			continue
 		}
-		want := map[string]int64{model.CardSold: needKeys[i], model.CardUnsold: spareKeys}
+		want := map[model.CardStatus]int64{model.CardSold: needKeys[i], model.CardUnsold: spareKeys}
 		if diff := cmp.Diff(want, byStatus[p.id]); diff != "" {
 			t.Errorf("product %d keys by status (-want +got):\n%s", p.id, diff)
 		}
@@ -455,7 +455,7 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 
 	// Stock flows: one lock per order, one sell per card order; nothing restored.
 	var flows []struct {
-		FlowType int
+		FlowType model.FlowKind
 		N        int64
 	}
 	if err := db.Raw(`SELECT flow_type, COUNT(*) AS n FROM stock_flows GROUP BY flow_type ORDER BY flow_type`).Scan(&flows).Error; err != nil {
@@ -468,7 +468,7 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 		}
 	}
 	wantFlows := []struct {
-		FlowType int
+		FlowType model.FlowKind
 		N        int64
 	}{{model.FlowLock, int64(len(orders))}, {model.FlowSell, cardOrders}}
 	if diff := cmp.Diff(wantFlows, flows); diff != "" {

@@ -60,6 +60,6 @@ func (s *Service) RequeueSettle(ctx context.Context, g *model.Group) (*model.Out
 	if !ok {
 		return nil, nil
 	}
-	s.log.Debug("group had no live settle task; re-queued", zap.String("group_no", g.GroupNo), zap.String("status", g.Status))
+	s.log.Debug("group had no live settle task; re-queued", zap.String("group_no", g.GroupNo), zap.Stringer("status", g.Status))
 	return row, nil
 }
