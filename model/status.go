@@ -62,44 +62,40 @@ func (k ProductKind) Valid() bool {
 	return k == KindCard || k == KindSubscription || k == KindRecharge
 }
 
-// GroupStatus is a group-buy's state, stored as is in groups.status.
-type GroupStatus string
+// The string statuses are stored as is (groups.status, refunds.status,
+// card_keys.status) and events record them as is; GroupMachine,
+// RefundMachine and CardMachine hold their moves.
+type (
+	// GroupStatus is a group-buy's state.
+	GroupStatus string
+	// RefundStatus is a refund's state; the admin API shows it as is.
+	RefundStatus string
+	// CardStatus is a card key's state.
+	CardStatus string
+)
 
-// Group-buy statuses (GroupMachine has their moves).
+// Group-buy, refund and card-key statuses.
 const (
 	GroupOpen    GroupStatus = "OPEN"
 	GroupClosed  GroupStatus = "CLOSED"
 	GroupSettled GroupStatus = "SETTLED"
 	GroupFailed  GroupStatus = "FAILED"
-)
 
-// String returns the status as stored and as events record it.
-func (s GroupStatus) String() string { return string(s) }
-
-// RefundStatus is a refund's state, stored as is in refunds.status and
-// shown as is by the admin API.
-type RefundStatus string
-
-// Refund statuses (RefundMachine has their moves).
-const (
 	RefundProcessing RefundStatus = "processing"
 	RefundSucceeded  RefundStatus = "succeeded"
 	RefundManual     RefundStatus = "manual"
-)
 
-// String returns the status as stored and as events record it.
-func (s RefundStatus) String() string { return string(s) }
-
-// CardStatus is a card key's state, stored as is in card_keys.status.
-type CardStatus string
-
-// Card key statuses (CardMachine has their moves).
-const (
 	CardUnsold   CardStatus = "UNSOLD"
 	CardLocked   CardStatus = "LOCKED"
 	CardSold     CardStatus = "SOLD"
 	CardRecycled CardStatus = "RECYCLED"
 )
+
+// String returns the status as stored.
+func (s GroupStatus) String() string { return string(s) }
+
+// String returns the status as stored.
+func (s RefundStatus) String() string { return string(s) }
 
 // String returns the status as stored.
 func (s CardStatus) String() string { return string(s) }
