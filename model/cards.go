@@ -79,15 +79,15 @@ func (s *Store) SoldCodes(ctx context.Context, orderID int64) ([]string, error) 
 }
 
 // CardCounts returns a product's key count per status.
-func (s *Store) CardCounts(ctx context.Context, productID int64) (map[string]int64, error) {
+func (s *Store) CardCounts(ctx context.Context, productID int64) (map[CardStatus]int64, error) {
 	var rows []struct {
-		Status string
+		Status CardStatus
 		N      int64
 	}
 	if err := s.all(ctx, &rows, `SELECT status, COUNT(*) AS n FROM card_keys WHERE product_id = ? GROUP BY status`, productID); err != nil {
 		return nil, err
 	}
-	out := map[string]int64{}
+	out := map[CardStatus]int64{}
 	for _, r := range rows {
 		out[r.Status] = r.N
 	}

@@ -42,14 +42,14 @@ func (s *Store) ClaimCardSale(ctx context.Context, orderID int64, at time.Time) 
 // transaction that claims the order's effect — so, inside a transaction, it
 // waits for the next statement's round trip. InsertStockFlow is the one
 // that answers whether the movement was new.
-func (s *Store) InsertStockFlowLater(ctx context.Context, productID, orderID int64, flowType, qty int, at time.Time) error {
+func (s *Store) InsertStockFlowLater(ctx context.Context, productID, orderID int64, flowType FlowKind, qty int, at time.Time) error {
 	return s.later(ctx, insertStockFlow, productID, orderID, flowType, qty, at)
 }
 
 const insertStockFlow = `INSERT INTO stock_flows (product_id, order_id, flow_type, quantity, created_at) VALUES (?, ?, ?, ?, ?)`
 
 // InsertStockFlow records a stock movement once per (order, type).
-func (s *Store) InsertStockFlow(ctx context.Context, productID, orderID int64, flowType, qty int, at time.Time) (bool, error) {
+func (s *Store) InsertStockFlow(ctx context.Context, productID, orderID int64, flowType FlowKind, qty int, at time.Time) (bool, error) {
 	return s.insertIgnoringDuplicate(ctx, insertStockFlow, productID, orderID, flowType, qty, at)
 }
 
@@ -92,7 +92,7 @@ func (s *Store) PaymentsForOrder(ctx context.Context, orderID int64) ([]Payment,
 }
 
 // HasStockFlow reports whether an order has a stock-flow row of a type.
-func (s *Store) HasStockFlow(ctx context.Context, orderID int64, flowType int) (bool, error) {
+func (s *Store) HasStockFlow(ctx context.Context, orderID int64, flowType FlowKind) (bool, error) {
 	var n int64
 	err := s.first(ctx, &n, `SELECT COUNT(*) FROM stock_flows WHERE order_id = ? AND flow_type = ?`, orderID, flowType)
 	return n > 0, err

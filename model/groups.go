@@ -2,35 +2,8 @@ package model
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
-
-// Group-buy statuses.
-const (
-	GroupOpen    = "OPEN"
-	GroupClosed  = "CLOSED"
-	GroupSettled = "SETTLED"
-	GroupFailed  = "FAILED"
-)
-
-// groupMoves is the group transition table. FAILED→SETTLED is only taken
-// by an operator's retry.
-var groupMoves = map[string][]string{
-	GroupOpen:   {GroupClosed},
-	GroupClosed: {GroupSettled, GroupFailed},
-	GroupFailed: {GroupSettled},
-}
-
-// CanMoveGroup reports whether from→to is an allowed group move.
-func CanMoveGroup(from, to string) bool {
-	for _, t := range groupMoves[from] {
-		if t == to {
-			return true
-		}
-	}
-	return false
-}
 
 // Group is a group-buy.
 type Group struct {
@@ -40,7 +13,7 @@ type Group struct {
 	Title         string
 	PriceCents    int64
 	Deadline      time.Time
-	Status        string
+	Status        GroupStatus
 	SettleGen     int
 	FailureReason string
 	CreatedAt     time.Time
@@ -95,7 +68,7 @@ func (s *Store) InsertParticipant(ctx context.Context, groupID, userID int64, at
 // millisecond would see 0.)
 func (s *Store) LockOpenGroup(ctx context.Context, groupID int64, now time.Time) (bool, error) {
 	var g struct {
-		Status   string
+		Status   GroupStatus
 		Deadline time.Time
 	}
 	if err := s.first(ctx, &g, "SELECT status, deadline FROM `groups` WHERE id = ? FOR UPDATE", groupID); err != nil {
@@ -106,8 +79,8 @@ func (s *Store) LockOpenGroup(ctx context.Context, groupID int64, now time.Time)
 
 // GroupMove is one conditional status change of a group.
 type GroupMove struct {
-	From   []string // the statuses it may leave (one UPDATE names them all)
-	To     string
+	From   []GroupStatus // the statuses it may leave (one UPDATE names them all)
+	To     GroupStatus
 	Reason string
 	At     time.Time
 	Set    map[string]any
@@ -117,8 +90,8 @@ type GroupMove struct {
 // leaves, and records the event; false means someone else moved it first.
 func (s *Store) MoveGroup(ctx context.Context, g *Group, m GroupMove) (bool, error) {
 	for _, f := range m.From {
-		if !CanMoveGroup(f, m.To) {
-			return false, fmt.Errorf("move group %s: %s→%s is not an allowed move", g.GroupNo, f, m.To)
+		if err := GroupMachine.Check(g.GroupNo, f, m.To); err != nil {
+			return false, err
 		}
 	}
 	u := newStatusUpdate("`groups`", m.To, m.At, m.Set)
@@ -133,7 +106,7 @@ func (s *Store) MoveGroup(ctx context.Context, g *Group, m GroupMove) (bool, err
 	if len(m.From) > 1 {
 		from = g.Status
 	}
-	return true, s.InsertEventLater(ctx, Event{ObjectType: "group", ObjectNo: g.GroupNo, FromStatus: from, ToStatus: m.To, Reason: m.Reason, CreatedAt: m.At})
+	return true, s.InsertEventLater(ctx, Event{ObjectType: "group", ObjectNo: g.GroupNo, FromStatus: from.String(), ToStatus: m.To.String(), Reason: m.Reason, CreatedAt: m.At})
 }
 
 // ChargeParticipants debits every participant of a group price cents, with
@@ -184,13 +157,13 @@ func (s *Store) CountParticipants(ctx context.Context, groupID int64) (int64, er
 func (s *Store) GroupsUnsettled(ctx context.Context, limit int) ([]Group, error) {
 	var out []Group
 	err := s.all(ctx, &out, "SELECT * FROM `groups` WHERE status IN ? ORDER BY deadline LIMIT ?",
-		[]string{GroupOpen, GroupClosed}, limit)
+		[]GroupStatus{GroupOpen, GroupClosed}, limit)
 	return out, err
 }
 
 // BumpSettleGen gives a group still in one of the statuses a new settle
 // task generation.
-func (s *Store) BumpSettleGen(ctx context.Context, id int64, nextGen int, statuses ...string) (bool, error) {
+func (s *Store) BumpSettleGen(ctx context.Context, id int64, nextGen int, statuses ...GroupStatus) (bool, error) {
 	n, err := s.exec(ctx, "UPDATE `groups` SET settle_gen = ? WHERE id = ? AND settle_gen = ? AND status IN ?", nextGen, id, nextGen-1, statuses)
 	return n == 1, err
 }

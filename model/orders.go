@@ -205,8 +205,8 @@ func (m OrderMove) check(orderNo string) string {
 
 // orderMove builds m's UPDATE and its event.
 func orderMove(id int64, orderNo string, m OrderMove) (string, []any, Event, error) {
-	if !CanMoveOrder(m.From, m.To) {
-		return "", nil, Event{}, fmt.Errorf("move order %s: %s→%s is not an allowed move", orderNo, m.From, m.To)
+	if err := OrderMachine.Check(orderNo, m.From, m.To); err != nil {
+		return "", nil, Event{}, err
 	}
 	u := newStatusUpdate("orders", m.To, m.At, m.Set)
 	u.from(id, "status = ?", m.From)

@@ -75,7 +75,7 @@ func (s *Store) SellableStock(ctx context.Context, p *Product) (int64, error) {
 // RestoreFlow names a committed stock restore (close or refund restore).
 type RestoreFlow struct {
 	OrderNo  string
-	FlowType int
+	FlowType FlowKind
 }
 
 // StockSnapshot is what a counter rebuild needs: the sellable count and the

@@ -2,32 +2,8 @@ package model
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
-
-// Refund statuses.
-const (
-	RefundProcessing = "processing"
-	RefundSucceeded  = "succeeded"
-	RefundManual     = "manual"
-)
-
-// refundMoves is the refund transition table.
-var refundMoves = map[string][]string{
-	RefundProcessing: {RefundSucceeded, RefundManual},
-	RefundManual:     {RefundProcessing, RefundSucceeded},
-}
-
-// CanMoveRefund reports whether from→to is an allowed refund move.
-func CanMoveRefund(from, to string) bool {
-	for _, t := range refundMoves[from] {
-		if t == to {
-			return true
-		}
-	}
-	return false
-}
 
 // Refund reasons: why the money goes back.
 const (
@@ -48,7 +24,7 @@ type Refund struct {
 	TradeNo        string
 	AmountCents    int64
 	Reason         string
-	Status         string
+	Status         RefundStatus
 	Attempts       int
 	TaskGen        int
 	LastError      string
@@ -88,7 +64,7 @@ func (s *Store) RefundsForOrder(ctx context.Context, orderID int64) ([]Refund, e
 }
 
 // ListRefunds pages refunds, newest first, optionally of one status.
-func (s *Store) ListRefunds(ctx context.Context, status string, limit int) ([]Refund, error) {
+func (s *Store) ListRefunds(ctx context.Context, status RefundStatus, limit int) ([]Refund, error) {
 	var out []Refund
 	if status == "" {
 		err := s.all(ctx, &out, `SELECT * FROM refunds ORDER BY id DESC LIMIT ?`, limit)
@@ -99,29 +75,29 @@ func (s *Store) ListRefunds(ctx context.Context, status string, limit int) ([]Re
 }
 
 // RefundsInStatusSince lists refunds in a status not touched since before.
-func (s *Store) RefundsInStatusSince(ctx context.Context, status string, before time.Time, limit int) ([]Refund, error) {
+func (s *Store) RefundsInStatusSince(ctx context.Context, status RefundStatus, before time.Time, limit int) ([]Refund, error) {
 	var out []Refund
 	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?`, status, before, limit)
 	return out, err
 }
 
 // RefundsCreatedBefore lists refunds in a status created before a time.
-func (s *Store) RefundsCreatedBefore(ctx context.Context, status string, before time.Time, limit int) ([]Refund, error) {
+func (s *Store) RefundsCreatedBefore(ctx context.Context, status RefundStatus, before time.Time, limit int) ([]Refund, error) {
 	var out []Refund
 	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? AND created_at < ? ORDER BY id LIMIT ?`, status, before, limit)
 	return out, err
 }
 
 // CountRefundsByStatus returns the number of refunds per status.
-func (s *Store) CountRefundsByStatus(ctx context.Context) (map[string]int64, error) {
+func (s *Store) CountRefundsByStatus(ctx context.Context) (map[RefundStatus]int64, error) {
 	var rows []struct {
-		Status string
+		Status RefundStatus
 		N      int64
 	}
 	if err := s.all(ctx, &rows, `SELECT status, COUNT(*) AS n FROM refunds GROUP BY status`); err != nil {
 		return nil, err
 	}
-	out := map[string]int64{}
+	out := map[RefundStatus]int64{}
 	for _, r := range rows {
 		out[r.Status] = r.N
 	}
@@ -137,7 +113,7 @@ func (s *Store) UnfinishedRefunds(ctx context.Context, orderID int64) (int64, er
 
 // RefundMove is one conditional status change of a refund.
 type RefundMove struct {
-	From, To string
+	From, To RefundStatus
 	Reason   string
 	At       time.Time
 	Set      map[string]any
@@ -150,8 +126,8 @@ type RefundMove struct {
 // someone else moved it first. A move changes r's order's view.
 func (s *Store) MoveRefund(ctx context.Context, r *Refund, m RefundMove) (bool, error) {
 	id, refundNo := r.ID, r.BaseNo
-	if !CanMoveRefund(m.From, m.To) {
-		return false, fmt.Errorf("move refund %s: %s→%s is not an allowed move", refundNo, m.From, m.To)
+	if err := RefundMachine.Check(refundNo, m.From, m.To); err != nil {
+		return false, err
 	}
 	u := newStatusUpdate("refunds", m.To, m.At, m.Set)
 	u.from(id, "status = ?", m.From)
@@ -165,7 +141,7 @@ func (s *Store) MoveRefund(ctx context.Context, r *Refund, m RefundMove) (bool, 
 		return false, err
 	}
 	s.staleAfterCommit(ctx, r.OrderID, r.OrderNo)
-	return true, s.InsertEventLater(ctx, Event{ObjectType: "refund", ObjectNo: refundNo, FromStatus: m.From, ToStatus: m.To, Reason: m.Reason, CreatedAt: m.At})
+	return true, s.InsertEventLater(ctx, Event{ObjectType: "refund", ObjectNo: refundNo, FromStatus: m.From.String(), ToStatus: m.To.String(), Reason: m.Reason, CreatedAt: m.At})
 }
 
 // CountRefundAttempt records one provider call for a refund still processing.
@@ -182,9 +158,9 @@ func (s *Store) CountRefundAttempt(ctx context.Context, id int64, at time.Time) 
 // refund number: its status, or the error of the call.
 type ProviderNote struct {
 	ID       int64
-	RefundNo string // the out_request_no the run asked about
-	From     string // the refund status the run read (processing)
-	Status   string // the provider's status; "" after an error
+	RefundNo string       // the out_request_no the run asked about
+	From     RefundStatus // the refund status the run read (processing)
+	Status   string       // the provider's status; "" after an error
 	LastErr  string
 	At       time.Time
 }

@@ -2,7 +2,8 @@ package model
 
 import "fmt"
 
-// OrderStatus is an order's state; the numbers follow seed 002 and SPEC.
+// OrderStatus is an order's state, stored as its number in orders.status;
+// the numbers follow seed 002 and SPEC. OrderMachine has its moves.
 type OrderStatus int
 
 // Order statuses. claimed (6) is deliberately distinct from failed (4).
@@ -46,31 +47,6 @@ func ParseOrderStatus(name string) (OrderStatus, bool) {
 	return 0, false
 }
 
-// orderMoves is THE transition table: every allowed order move and nothing else.
-var orderMoves = map[OrderStatus][]OrderStatus{
-	OrderPending:   {OrderPaid, OrderClosed},
-	OrderPaid:      {OrderClaimed, OrderFailed},
-	OrderClaimed:   {OrderFinished, OrderPaid, OrderFailed},
-	OrderFailed:    {OrderPaid, OrderRefunding},
-	OrderClosed:    {OrderRefunding},
-	OrderRefunding: {OrderRefunded},
-}
-
-// CanMoveOrder reports whether from→to is an allowed order move.
-func CanMoveOrder(from, to OrderStatus) bool {
-	for _, t := range orderMoves[from] {
-		if t == to {
-			return true
-		}
-	}
-	return false
-}
-
-// Terminal reports whether no automatic move leaves s.
-func (s OrderStatus) Terminal() bool {
-	return s == OrderFinished || s == OrderRefunded || s == OrderClosed || s == OrderFailed
-}
-
 // ProductKind is what a product delivers.
 type ProductKind string
 
@@ -86,21 +62,73 @@ func (k ProductKind) Valid() bool {
 	return k == KindCard || k == KindSubscription || k == KindRecharge
 }
 
-// Card key statuses.
-const (
-	CardUnsold   = "UNSOLD"
-	CardLocked   = "LOCKED"
-	CardSold     = "SOLD"
-	CardRecycled = "RECYCLED"
+// The string statuses are stored as is (groups.status, refunds.status,
+// card_keys.status) and events record them as is; GroupMachine,
+// RefundMachine and CardMachine hold their moves.
+type (
+	// GroupStatus is a group-buy's state.
+	GroupStatus string
+	// RefundStatus is a refund's state; the admin API shows it as is.
+	RefundStatus string
+	// CardStatus is a card key's state.
+	CardStatus string
 )
 
-// Stock-flow types.
+// Group-buy, refund and card-key statuses.
 const (
-	FlowLock          = 1
-	FlowSell          = 2
-	FlowCloseRestore  = 3
-	FlowRefundRestore = 4
+	GroupOpen    GroupStatus = "OPEN"
+	GroupClosed  GroupStatus = "CLOSED"
+	GroupSettled GroupStatus = "SETTLED"
+	GroupFailed  GroupStatus = "FAILED"
+
+	RefundProcessing RefundStatus = "processing"
+	RefundSucceeded  RefundStatus = "succeeded"
+	RefundManual     RefundStatus = "manual"
+
+	CardUnsold   CardStatus = "UNSOLD"
+	CardLocked   CardStatus = "LOCKED"
+	CardSold     CardStatus = "SOLD"
+	CardRecycled CardStatus = "RECYCLED"
 )
+
+// String returns the status as stored.
+func (s GroupStatus) String() string { return string(s) }
+
+// String returns the status as stored.
+func (s RefundStatus) String() string { return string(s) }
+
+// String returns the status as stored.
+func (s CardStatus) String() string { return string(s) }
+
+// FlowKind is what a stock_flows row records; the numbers are stored in
+// flow_type and name the stock counter's restore markers, so they never change.
+type FlowKind int
+
+// Stock-flow kinds: one row of each at most per order.
+const (
+	FlowLock          FlowKind = 1 // the create took the stock
+	FlowSell          FlowKind = 2 // the delivery sold the order's card keys
+	FlowCloseRestore  FlowKind = 3 // the close gave an unpaid order's stock back
+	FlowRefundRestore FlowKind = 4 // an operator's refund gave a failed order's stock back
+)
+
+// FlowKinds lists every kind in number order.
+var FlowKinds = []FlowKind{FlowLock, FlowSell, FlowCloseRestore, FlowRefundRestore}
+
+// String names the kind for logs and audit reports.
+func (k FlowKind) String() string {
+	switch k {
+	case FlowLock:
+		return "lock"
+	case FlowSell:
+		return "sell"
+	case FlowCloseRestore:
+		return "close restore"
+	case FlowRefundRestore:
+		return "refund restore"
+	}
+	return fmt.Sprintf("flow(%d)", int(k))
+}
 
 // Payment dispositions: what a recorded payment did to its order.
 const (

@@ -39,7 +39,7 @@ func (s *Store) PendingExpiredPage(ctx context.Context, before time.Time, cur Cu
 }
 
 // RefundsPage is OrdersPage for refunds.
-func (s *Store) RefundsPage(ctx context.Context, status string, before time.Time, cur Cursor, limit int) ([]Refund, error) {
+func (s *Store) RefundsPage(ctx context.Context, status RefundStatus, before time.Time, cur Cursor, limit int) ([]Refund, error) {
 	var out []Refund
 	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? AND updated_at < ? AND `+afterCursor("updated_at")+
 		` ORDER BY updated_at, id LIMIT ?`, status, before, cur.At, cur.At, cur.ID, limit)
@@ -48,7 +48,7 @@ func (s *Store) RefundsPage(ctx context.Context, status string, before time.Time
 
 // RefundsCreatedPage lists refunds in a status created before a time, after
 // the id afterID, by id.
-func (s *Store) RefundsCreatedPage(ctx context.Context, status string, before time.Time, afterID int64, limit int) ([]Refund, error) {
+func (s *Store) RefundsCreatedPage(ctx context.Context, status RefundStatus, before time.Time, afterID int64, limit int) ([]Refund, error) {
 	var out []Refund
 	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? AND created_at < ? AND id > ? ORDER BY id LIMIT ?`,
 		status, before, afterID, limit)
@@ -57,7 +57,7 @@ func (s *Store) RefundsCreatedPage(ctx context.Context, status string, before ti
 
 // GroupsPage is the sweep's page of groups in a status, after cur in
 // (deadline, id) order (the status index).
-func (s *Store) GroupsPage(ctx context.Context, status string, cur Cursor, limit int) ([]Group, error) {
+func (s *Store) GroupsPage(ctx context.Context, status GroupStatus, cur Cursor, limit int) ([]Group, error) {
 	var out []Group
 	err := s.all(ctx, &out, "SELECT * FROM `groups` WHERE status = ? AND "+afterCursor("deadline")+
 		" ORDER BY deadline, id LIMIT ?", status, cur.At, cur.At, cur.ID, limit)

@@ -29,7 +29,7 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) {
 	if h.failed(w, r, err) {
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"group_no": g.GroupNo, "status": strings.ToLower(g.Status), "deadline": g.Deadline})
+	writeJSON(w, http.StatusCreated, map[string]any{"group_no": g.GroupNo, "status": strings.ToLower(g.Status.String()), "deadline": g.Deadline})
 }
 
 func (h *Handler) joinGroup(w http.ResponseWriter, r *http.Request) {

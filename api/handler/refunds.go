@@ -47,22 +47,26 @@ func (h *Handler) refundOrder(w http.ResponseWriter, r *http.Request) {
 }
 
 type refundView struct {
-	RefundNo    string `json:"refund_no"`
-	OrderNo     string `json:"order_no"`
-	TradeNo     string `json:"trade_no"`
-	AmountCents int64  `json:"amount_cents"`
-	Reason      string `json:"reason"`
-	Status      string `json:"status"`
-	Attempts    int    `json:"attempts"`
-	LastError   string `json:"last_error"`
-	Provider    string `json:"provider_status"`
+	RefundNo    string             `json:"refund_no"`
+	OrderNo     string             `json:"order_no"`
+	TradeNo     string             `json:"trade_no"`
+	AmountCents int64              `json:"amount_cents"`
+	Reason      string             `json:"reason"`
+	Status      model.RefundStatus `json:"status"`
+	Attempts    int                `json:"attempts"`
+	LastError   string             `json:"last_error"`
+	Provider    string             `json:"provider_status"`
 }
 
 func (h *Handler) listRefunds(w http.ResponseWriter, r *http.Request) {
-	status := r.URL.Query().Get("status")
-	if status != "" && status != model.RefundProcessing && status != model.RefundSucceeded && status != model.RefundManual {
-		writeError(w, r, h.log, errBadStatus)
-		return
+	var status model.RefundStatus // "": every status
+	if s := r.URL.Query().Get("status"); s != "" {
+		st, ok := model.RefundMachine.Parse(s)
+		if !ok {
+			writeError(w, r, h.log, errBadStatus)
+			return
+		}
+		status = st
 	}
 	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
 	if limit <= 0 || limit > 1000 {
@@ -84,14 +88,14 @@ func (h *Handler) retryRefund(w http.ResponseWriter, r *http.Request) {
 	if h.failed(w, r, err) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"refund_no": no, "status": model.RefundProcessing})
+	writeJSON(w, http.StatusOK, map[string]any{"refund_no": no, "status": model.RefundProcessing})
 }
 
 func (h *Handler) resolveRefund(w http.ResponseWriter, r *http.Request) {
 	if h.failed(w, r, h.uc.Refunds.Resolve(r.Context(), r.PathValue("refund_no"))) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"refund_no": r.PathValue("refund_no"), "status": model.RefundSucceeded})
+	writeJSON(w, http.StatusOK, map[string]any{"refund_no": r.PathValue("refund_no"), "status": model.RefundSucceeded})
 }
 
 func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {

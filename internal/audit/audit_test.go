@@ -110,9 +110,9 @@ func buildHealthy(t *testing.T) *healthy {
 	}
 	h.settledGroup = newGroup("settles", p1C, p2C)
 	h.failedGroup = newGroup("short member", p1C, poorC)
-	waitGroup := func(no, status string) {
+	waitGroup := func(no string, status model.GroupStatus) {
 		t.Helper()
-		testenv.Eventually(t, 20*time.Second, "group "+no+" "+status, func() (bool, error) {
+		testenv.Eventually(t, 20*time.Second, "group "+no+" "+status.String(), func() (bool, error) {
 			return s.Count(t, "SELECT COUNT(*) FROM `groups` WHERE group_no = ? AND status = ?", no, status) == 1, nil
 		})
 	}

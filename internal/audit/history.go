@@ -13,33 +13,28 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// initialStatus is where each object type's creation event must lead.
-var initialStatus = map[string]string{
-	"order":  model.OrderPending.String(),
-	"refund": model.RefundProcessing,
-	"group":  model.GroupOpen,
-}
+// tables are the product's transition tables (model/transitions.go) by the
+// object type events name: the audit checks the history against the very
+// tables the moves were checked against.
+var tables = func() map[string]model.Table {
+	out := map[string]model.Table{}
+	for _, t := range model.Tables() {
+		out[t.Object] = t
+	}
+	return out
+}()
 
 // allowedMove reports whether from→to is a move the product's transition
 // tables allow for the object type (creation: "-" → the initial status).
 func allowedMove(objectType, from, to string) (bool, bool) {
-	init, known := initialStatus[objectType]
+	t, known := tables[objectType]
 	if !known {
 		return false, false
 	}
 	if from == "-" {
-		return to == init, true
+		return to == t.Initial, true
 	}
-	switch objectType {
-	case "order":
-		f, ok1 := model.ParseOrderStatus(from)
-		t, ok2 := model.ParseOrderStatus(to)
-		return ok1 && ok2 && model.CanMoveOrder(f, t), true
-	case "refund":
-		return model.CanMoveRefund(from, to), true
-	default:
-		return model.CanMoveGroup(from, to), true
-	}
+	return t.Allows(from, to), true
 }
 
 // eventMoves: every recorded move is allowed.
@@ -68,13 +63,13 @@ func (a *auditor) eventHistory(c *collector) {
 	}
 	current := map[objectKey]string{}
 	for _, o := range a.l.orders {
-		current[objectKey{"order", o.OrderNo}] = statusName(o.Status)
+		current[objectKey{"order", o.OrderNo}] = o.Status.String()
 	}
 	for _, r := range a.l.refunds {
-		current[objectKey{"refund", r.BaseNo}] = r.Status
+		current[objectKey{"refund", r.BaseNo}] = r.Status.String()
 	}
 	for _, g := range a.l.groups {
-		current[objectKey{"group", g.GroupNo}] = g.Status
+		current[objectKey{"group", g.GroupNo}] = g.Status.String()
 	}
 	keys := make([]string, 0, len(current))
 	index := map[string]objectKey{}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"orderflow/model"
+
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -39,7 +41,7 @@ type order struct {
 	Kind        string
 	Quantity    int
 	AmountCents int64
-	Status      int
+	Status      model.OrderStatus
 	TradeNo     sql.NullString
 	ExpireAt    time.Time
 	UpdatedAt   time.Time
@@ -56,7 +58,7 @@ type product struct {
 type cardKey struct {
 	ID        int64
 	ProductID int64
-	Status    string
+	Status    model.CardStatus
 	OrderID   sql.NullInt64
 }
 
@@ -74,7 +76,7 @@ type refund struct {
 	OrderNo     string
 	TradeNo     string
 	AmountCents int64
-	Status      string
+	Status      model.RefundStatus
 	UpdatedAt   time.Time
 }
 
@@ -93,7 +95,7 @@ type walletEntry struct {
 
 type flow struct {
 	OrderID  int64
-	FlowType int
+	FlowType model.FlowKind
 	Quantity int
 }
 
@@ -114,7 +116,7 @@ type group struct {
 	GroupNo    string
 	PriceCents int64
 	Deadline   time.Time
-	Status     string
+	Status     model.GroupStatus
 	UpdatedAt  time.Time
 }
 

@@ -168,7 +168,7 @@ func refundState(r *refund) string {
 	case r.Status == model.RefundManual:
 		return "refund " + r.RefundNo + " manual without an admin alert"
 	default:
-		return "refund " + r.RefundNo + " " + r.Status
+		return "refund " + r.RefundNo + " " + r.Status.String()
 	}
 }
 
@@ -208,7 +208,7 @@ func (a *auditor) providerRefund(c *collector) {
 	for _, e := range a.l.events {
 		// An operator's resolve is the one way to succeeded the provider
 		// did not confirm (refund.Service.Resolve records "operator resolved").
-		if e.ObjectType == "refund" && e.From == model.RefundManual && e.To == model.RefundSucceeded && strings.Contains(e.Reason, "operator") {
+		if e.ObjectType == "refund" && e.From == model.RefundManual.String() && e.To == model.RefundSucceeded.String() && strings.Contains(e.Reason, "operator") {
 			resolvedByHand[e.ObjectNo] = true
 		}
 	}

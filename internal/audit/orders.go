@@ -2,6 +2,7 @@ package audit
 
 import (
 	"database/sql"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -9,23 +10,21 @@ import (
 	"orderflow/model"
 )
 
-func statusName(code int) string { return model.OrderStatus(code).String() }
-
 // orderSettled: terminal, or pending before expiry + grace.
 func (a *auditor) orderSettled(c *collector) {
 	for _, id := range sortedKeys(a.l.orders) {
 		o := a.l.orders[id]
 		c.check()
-		switch st := model.OrderStatus(o.Status); st {
-		case model.OrderPending:
+		switch st := o.Status; {
+		case model.OrderMachine.Terminal(st):
+		case st == model.OrderPending:
 			if late := a.now.Sub(o.ExpireAt); late > a.opt.Grace {
 				c.violation("order %s pending %s past its expiry (grace %s): its close never ran", o.OrderNo, round(late), a.opt.Grace)
 			}
-		case model.OrderPaid, model.OrderClaimed, model.OrderRefunding:
+		case st == model.OrderPaid, st == model.OrderClaimed, st == model.OrderRefunding:
 			if !a.inFlightOK(o.UpdatedAt) {
 				c.violation("order %s still %s (last moved %s ago): nothing at rest may wait", o.OrderNo, st, round(a.now.Sub(o.UpdatedAt)))
 			}
-		case model.OrderClosed, model.OrderFailed, model.OrderFinished, model.OrderRefunded:
 		default:
 			c.violation("order %s has unknown status %d", o.OrderNo, o.Status)
 		}
@@ -52,21 +51,21 @@ func (a *auditor) cardKeyOwner(c *collector) {
 			switch {
 			case o == nil:
 				c.violation("%s SOLD to no order (order_id %v)", ref, nullInt(k.OrderID))
-			case model.OrderStatus(o.Status) != model.OrderFinished:
-				c.violation("%s SOLD to order %s which is %s, not finished", ref, o.OrderNo, statusName(o.Status))
+			case o.Status != model.OrderFinished:
+				c.violation("%s SOLD to order %s which is %s, not finished", ref, o.OrderNo, o.Status)
 			case o.ProductID != k.ProductID:
 				c.violation("%s of product %d SOLD to order %s of product %d", ref, k.ProductID, o.OrderNo, o.ProductID)
 			}
 		case model.CardRecycled, model.CardUnsold:
-			if o != nil && model.OrderStatus(o.Status) == model.OrderFinished {
+			if o != nil && o.Status == model.OrderFinished {
 				c.violation("%s is %s but belongs to finished order %s: a delivered key is for sale again", ref, k.Status, o.OrderNo)
 			}
 		case model.CardLocked:
 			switch {
 			case o == nil:
 				c.violation("%s LOCKED by no order (order_id %v): locked forever", ref, nullInt(k.OrderID))
-			case !holdsLockedKeys[model.OrderStatus(o.Status)]:
-				c.violation("%s LOCKED by order %s which is %s: locked forever", ref, o.OrderNo, statusName(o.Status))
+			case !holdsLockedKeys[o.Status]:
+				c.violation("%s LOCKED by order %s which is %s: locked forever", ref, o.OrderNo, o.Status)
 			}
 		default:
 			c.violation("%s has unknown status %q", ref, k.Status)
@@ -104,7 +103,7 @@ func (a *auditor) cardOrderKeys(c *collector) {
 		if n == nil {
 			n = &counts{}
 		}
-		st := model.OrderStatus(o.Status)
+		st := o.Status
 		switch st {
 		case model.OrderFinished:
 			if n.sold != o.Quantity || n.locked != 0 {
@@ -139,12 +138,12 @@ func (a *auditor) orderEffect(c *collector) {
 		o := a.l.orders[id]
 		c.check()
 		effs := a.l.effects[o.ID]
-		finished := model.OrderStatus(o.Status) == model.OrderFinished
+		finished := o.Status == model.OrderFinished
 		switch {
 		case finished && (len(effs) != 1 || effs[0] != o.Kind):
 			c.violation("finished %s order %s has effects %v, want exactly [%s]", o.Kind, o.OrderNo, effs, o.Kind)
 		case !finished && len(effs) > 0:
-			c.violation("order %s is %s but its effect %v was applied", o.OrderNo, statusName(o.Status), effs)
+			c.violation("order %s is %s but its effect %v was applied", o.OrderNo, o.Status, effs)
 		}
 		cr := credits[o.OrderNo]
 		if o.Kind == string(model.KindRecharge) && finished {
@@ -156,7 +155,7 @@ func (a *auditor) orderEffect(c *collector) {
 				c.violation("recharge order %s credited %d cents, want %d × %d", o.OrderNo, cr[0].AmountCents, p.CreditCents, o.Quantity)
 			}
 		} else if len(cr) > 0 {
-			c.violation("%s %s order %s has %d wallet credit(s)", statusName(o.Status), o.Kind, o.OrderNo, len(cr))
+			c.violation("%s %s order %s has %d wallet credit(s)", o.Status, o.Kind, o.OrderNo, len(cr))
 		}
 	}
 	for _, id := range sortedKeys(a.l.effects) {
@@ -171,30 +170,30 @@ func (a *auditor) stockFlow(c *collector) {
 	for _, id := range sortedKeys(a.l.orders) {
 		o := a.l.orders[id]
 		c.check()
-		st := model.OrderStatus(o.Status)
-		want := map[int]bool{
+		st := o.Status
+		want := map[model.FlowKind]bool{
 			model.FlowLock:          true,
 			model.FlowSell:          o.Kind == string(model.KindCard) && st == model.OrderFinished,
 			model.FlowCloseRestore:  o.ClosedAt.Valid,
 			model.FlowRefundRestore: (st == model.OrderRefunding || st == model.OrderRefunded) && !o.ClosedAt.Valid,
 		}
-		have := map[int]int{}
+		have := map[model.FlowKind]int{}
 		for _, f := range a.l.flows[o.ID] {
 			have[f.FlowType]++
 			if f.Quantity != o.Quantity {
 				c.violation("order %s flow type %d moved %d, order quantity %d", o.OrderNo, f.FlowType, f.Quantity, o.Quantity)
 			}
 		}
-		for t := model.FlowLock; t <= model.FlowRefundRestore; t++ {
+		for _, t := range model.FlowKinds {
 			switch {
 			case want[t] && have[t] != 1:
-				c.violation("%s %s order %s has %d flow(s) of type %d (%s), want 1", statusName(o.Status), o.Kind, o.OrderNo, have[t], t, flowName(t))
+				c.violation("%s %s order %s has %d flow(s) of type %d (%s), want 1", o.Status, o.Kind, o.OrderNo, have[t], t, t)
 			case !want[t] && have[t] > 0:
-				c.violation("%s %s order %s has a flow of type %d (%s) it should not", statusName(o.Status), o.Kind, o.OrderNo, t, flowName(t))
+				c.violation("%s %s order %s has a flow of type %d (%s) it should not", o.Status, o.Kind, o.OrderNo, t, t)
 			}
 		}
 		for t := range have {
-			if t < model.FlowLock || t > model.FlowRefundRestore {
+			if !slices.Contains(model.FlowKinds, t) {
 				c.violation("order %s has a flow of unknown type %d", o.OrderNo, t)
 			}
 		}
@@ -206,25 +205,11 @@ func (a *auditor) stockFlow(c *collector) {
 	}
 }
 
-func flowName(t int) string {
-	switch t {
-	case model.FlowLock:
-		return "lock"
-	case model.FlowSell:
-		return "sell"
-	case model.FlowCloseRestore:
-		return "close restore"
-	case model.FlowRefundRestore:
-		return "refund restore"
-	}
-	return "unknown"
-}
-
 // pendingSlots: the per-buyer pending counter matches the ledger.
 func (a *auditor) pendingSlots(c *collector) {
 	pending := map[int64]int{}
 	for _, o := range a.l.orders {
-		if model.OrderStatus(o.Status) == model.OrderPending {
+		if o.Status == model.OrderPending {
 			pending[o.UserID]++
 		}
 	}

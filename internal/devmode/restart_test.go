@@ -157,13 +157,13 @@ func TestKilledWithOrdersPaidThenRestarted(t *testing.T) {
 		t.Errorf("exit code after Ctrl-C = %d, want 0", code)
 	}
 	for query, want := range map[string]int64{
-		`SELECT COUNT(*) FROM card_keys WHERE status = 'SOLD'`:                                       paid,
-		`SELECT COUNT(*) FROM card_keys WHERE status = 'LOCKED'`:                                     0,
-		`SELECT COUNT(*) FROM card_keys WHERE status = 'RECYCLED'`:                                   1,
-		`SELECT COUNT(*) FROM order_effects`:                                                         paid,
-		`SELECT COUNT(DISTINCT order_id) FROM card_keys WHERE status = 'SOLD'`:                       paid,
-		`SELECT COUNT(*) FROM events WHERE to_status = 'finished'`:                                   paid,
-		`SELECT COUNT(*) FROM stock_flows WHERE flow_type = ` + strconv.Itoa(model.FlowCloseRestore): 1,
+		`SELECT COUNT(*) FROM card_keys WHERE status = 'SOLD'`:                                            paid,
+		`SELECT COUNT(*) FROM card_keys WHERE status = 'LOCKED'`:                                          0,
+		`SELECT COUNT(*) FROM card_keys WHERE status = 'RECYCLED'`:                                        1,
+		`SELECT COUNT(*) FROM order_effects`:                                                              paid,
+		`SELECT COUNT(DISTINCT order_id) FROM card_keys WHERE status = 'SOLD'`:                            paid,
+		`SELECT COUNT(*) FROM events WHERE to_status = 'finished'`:                                        paid,
+		`SELECT COUNT(*) FROM stock_flows WHERE flow_type = ` + strconv.Itoa(int(model.FlowCloseRestore)): 1,
 	} {
 		if n := ledgerCount(t, data, query); n != want {
 			t.Errorf("%s = %d, want %d", query, n, want)

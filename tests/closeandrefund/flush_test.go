@@ -154,8 +154,8 @@ func TestReconcileAfterRedisWipe(t *testing.T) {
 	events := orderEvents(t, s)
 	flows := flowsByOrder(t, s)
 	effects := effectCounts(t, s)
-	keysOf := map[int64][]string{}
-	keyStatus := map[string]int{}
+	keysOf := map[int64][]model.CardStatus{}
+	keyStatus := map[model.CardStatus]int{}
 	for _, k := range cardKeys(t, s) {
 		keyStatus[k.Status]++
 		if k.OrderID != nil {
@@ -177,7 +177,7 @@ func TestReconcileAfterRedisWipe(t *testing.T) {
 		if p, by := path(events[c.OrderNo]), closedBy(c.OrderNo); p != "-→pending,pending→closed" || (by != "reconcile" && by != "expired") {
 			chk.errorf("expired order %s: history %s closed by %q, want closed by reconciliation or its re-queued close task", c.OrderNo, p, by)
 		}
-		if !slices.Equal(keysOf[o.ID], []string{model.CardRecycled}) || !slices.Equal(flows[o.ID], []int{model.FlowLock, model.FlowCloseRestore}) {
+		if !slices.Equal(keysOf[o.ID], []model.CardStatus{model.CardRecycled}) || !slices.Equal(flows[o.ID], []model.FlowKind{model.FlowLock, model.FlowCloseRestore}) {
 			chk.errorf("expired order %s: keys %v, flows %v; want its key RECYCLED and flows [lock close-restore]", c.OrderNo, keysOf[o.ID], flows[o.ID])
 		}
 	}
@@ -192,7 +192,7 @@ func TestReconcileAfterRedisWipe(t *testing.T) {
 		if o.ClosedAt == nil || o.ClosedAt.Before(o.ExpireAt) {
 			chk.errorf("live order %s closed at %v, before its expiry %v", c.OrderNo, o.ClosedAt, o.ExpireAt)
 		}
-		if !slices.Equal(keysOf[o.ID], []string{model.CardRecycled}) || !slices.Equal(flows[o.ID], []int{model.FlowLock, model.FlowCloseRestore}) {
+		if !slices.Equal(keysOf[o.ID], []model.CardStatus{model.CardRecycled}) || !slices.Equal(flows[o.ID], []model.FlowKind{model.FlowLock, model.FlowCloseRestore}) {
 			chk.errorf("live order %s: keys %v, flows %v; want its key RECYCLED and flows [lock close-restore]", c.OrderNo, keysOf[o.ID], flows[o.ID])
 		}
 	}
@@ -201,7 +201,7 @@ func TestReconcileAfterRedisWipe(t *testing.T) {
 		if o.ActivateGen != 2 {
 			chk.errorf("paid order %s: activate_gen %d, want 2 (re-queued by reconciliation)", c.OrderNo, o.ActivateGen)
 		}
-		if !slices.Equal(keysOf[o.ID], []string{model.CardSold}) || effects[o.ID] != 1 || !slices.Equal(flows[o.ID], []int{model.FlowLock, model.FlowSell}) {
+		if !slices.Equal(keysOf[o.ID], []model.CardStatus{model.CardSold}) || effects[o.ID] != 1 || !slices.Equal(flows[o.ID], []model.FlowKind{model.FlowLock, model.FlowSell}) {
 			chk.errorf("paid order %s: keys %v, effects %d, flows %v; want one SOLD key, one effect, flows [lock sell]", c.OrderNo, keysOf[o.ID], effects[o.ID], flows[o.ID])
 		}
 	}

@@ -198,7 +198,7 @@ type cardKey struct {
 	ID        int64
 	ProductID int64
 	Code      string
-	Status    string
+	Status    model.CardStatus
 	OrderID   *int64
 }
 
@@ -211,14 +211,14 @@ func cardKeys(t testing.TB, s *testenv.Stack) []cardKey {
 type stockFlow struct {
 	ProductID int64
 	OrderID   int64
-	FlowType  int
+	FlowType  model.FlowKind
 	Quantity  int
 }
 
 // flowsByOrder maps an order ID to its stock-flow types.
-func flowsByOrder(t testing.TB, s *testenv.Stack) map[int64][]int {
+func flowsByOrder(t testing.TB, s *testenv.Stack) map[int64][]model.FlowKind {
 	t.Helper()
-	out := map[int64][]int{}
+	out := map[int64][]model.FlowKind{}
 	for _, f := range testenv.Rows[stockFlow](t, s, `SELECT product_id, order_id, flow_type, quantity FROM stock_flows ORDER BY id`) {
 		out[f.OrderID] = append(out[f.OrderID], f.FlowType)
 	}

@@ -31,10 +31,10 @@ func TestOperatorRefunds(t *testing.T) {
 		}
 		return rs[0]
 	}
-	waitRefund := func(t *testing.T, orderNo, status string) model.Refund {
+	waitRefund := func(t *testing.T, orderNo string, status model.RefundStatus) model.Refund {
 		t.Helper()
 		var r model.Refund
-		testenv.Eventually(t, 20*time.Second, "refund of "+orderNo+" "+status, func() (bool, error) {
+		testenv.Eventually(t, 20*time.Second, "refund of "+orderNo+" "+status.String(), func() (bool, error) {
 			r = refundOf(t, orderNo)
 			return r.Status == status, fmt.Errorf("refund %s is %s (last error %q)", r.RefundNo, r.Status, r.LastError)
 		})
@@ -44,8 +44,8 @@ func TestOperatorRefunds(t *testing.T) {
 		t.Helper()
 		var out struct {
 			Refunds []struct {
-				RefundNo string `json:"refund_no"`
-				Status   string `json:"status"`
+				RefundNo string             `json:"refund_no"`
+				Status   model.RefundStatus `json:"status"`
 			} `json:"refunds"`
 		}
 		if st := s.Admin.Do(t, "GET", "/api/v1/admin/refunds?status=manual", nil, &out); st != 200 {
@@ -178,8 +178,8 @@ func TestOperatorRefunds(t *testing.T) {
 	t.Run("retry a refund the provider declared failed", func(t *testing.T) {
 		orderNo, base := lateManual(t, "op-retry")
 		var out struct {
-			RefundNo string `json:"refund_no"`
-			Status   string `json:"status"`
+			RefundNo string             `json:"refund_no"`
+			Status   model.RefundStatus `json:"status"`
 		}
 		if st := s.Admin.Do(t, "POST", "/api/v1/admin/refunds/"+base+"/retry", nil, &out); st != 200 {
 			t.Fatalf("retry: status %d", st)

@@ -158,7 +158,7 @@ func TestPaymentsRaceTheClose(t *testing.T) {
 			if want := "-→pending,pending→paid,paid→claimed"; len(p) < len(want) || p[:len(want)] != want {
 				chk.errorf("finished order %s: history %s, want it to start %s", r.OrderNo, p, want)
 			}
-			if !slices.Equal(flows[o.ID], []int{model.FlowLock, model.FlowSell}) {
+			if !slices.Equal(flows[o.ID], []model.FlowKind{model.FlowLock, model.FlowSell}) {
 				chk.errorf("finished order %s: stock flows %v, want [lock sell]", r.OrderNo, flows[o.ID])
 			}
 			if effects[o.ID] != 1 {
@@ -170,7 +170,7 @@ func TestPaymentsRaceTheClose(t *testing.T) {
 			if want := "-→pending,pending→closed,closed→refunding,refunding→refunded"; p != want {
 				chk.errorf("refunded order %s: history %s, want %s", r.OrderNo, p, want)
 			}
-			if !slices.Equal(flows[o.ID], []int{model.FlowLock, model.FlowCloseRestore}) {
+			if !slices.Equal(flows[o.ID], []model.FlowKind{model.FlowLock, model.FlowCloseRestore}) {
 				chk.errorf("refunded order %s: stock flows %v, want [lock close-restore]", r.OrderNo, flows[o.ID])
 			}
 			if effects[o.ID] != 0 {
@@ -186,7 +186,7 @@ func TestPaymentsRaceTheClose(t *testing.T) {
 	// order holds exactly its quantity of SOLD keys, no key of a refunded
 	// order is SOLD, and nothing is left LOCKED.
 	soldPer := map[int64]int{}
-	keyStatus := map[string]int{}
+	keyStatus := map[model.CardStatus]int{}
 	for _, k := range cardKeys(t, s) {
 		keyStatus[k.Status]++
 		switch k.Status {

@@ -145,10 +145,10 @@ func (g *group) closeOnly(t *testing.T) {
 }
 
 // waitStatus polls the ledger until the group is in status.
-func (g *group) waitStatus(t *testing.T, status string, within time.Duration) *model.Group {
+func (g *group) waitStatus(t *testing.T, status model.GroupStatus, within time.Duration) *model.Group {
 	t.Helper()
 	var last *model.Group
-	testenv.Eventually(t, within, "group "+g.no+" "+status, func() (bool, error) {
+	testenv.Eventually(t, within, "group "+g.no+" "+status.String(), func() (bool, error) {
 		r, err := g.s.SC.Store.GroupByNo(context.Background(), g.no)
 		if err != nil {
 			return false, err

@@ -46,7 +46,7 @@ func TestRedisWipedDueGroupsStillEnd(t *testing.T) {
 	waitPastDeadline(a, c)
 	for _, x := range []struct {
 		g    *group
-		want string
+		want model.GroupStatus
 	}{{a, model.GroupOpen}, {b, model.GroupClosed}, {c, model.GroupOpen}} {
 		if r := x.g.row(t); r.Status != x.want {
 			t.Fatalf("before the wipe group %s is %s, want %s", x.g.no, r.Status, x.want)

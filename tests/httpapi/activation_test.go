@@ -262,14 +262,14 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	keys := testenv.Rows[struct {
 		Code      string
 		ProductID int64
-		Status    string
+		Status    model.CardStatus
 		OrderID   *int64
 	}](t, s, `SELECT code, product_id, status, order_id FROM card_keys`)
 	soldTo := map[string][]string{} // order_no → codes, from the ledger
-	byStatus := map[int64]map[string]int64{}
+	byStatus := map[int64]map[model.CardStatus]int64{}
 	for _, k := range keys {
 		if byStatus[k.ProductID] == nil {
-			byStatus[k.ProductID] = map[string]int64{}
+			byStatus[k.ProductID] = map[model.CardStatus]int64{}
 		}
 		byStatus[k.ProductID][k.Status]++
 		if k.Status != model.CardSold {
@@ -289,7 +289,7 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 		if p.kind != "card" {
 			continue
 		}
-		want := map[string]int64{model.CardSold: needKeys[i], model.CardUnsold: spareKeys}
+		want := map[model.CardStatus]int64{model.CardSold: needKeys[i], model.CardUnsold: spareKeys}
 		if diff := cmp.Diff(want, byStatus[p.id]); diff != "" {
 			t.Errorf("product %d keys by status (-want +got):\n%s", p.id, diff)
 		}
@@ -426,7 +426,7 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 
 	// Stock flows: one lock per order, one sell per card order; nothing restored.
 	flows := testenv.Rows[struct {
-		FlowType int
+		FlowType model.FlowKind
 		N        int64
 	}](t, s, `SELECT flow_type, COUNT(*) AS n FROM stock_flows GROUP BY flow_type ORDER BY flow_type`)
 	cardOrders := int64(0)
@@ -436,7 +436,7 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 		}
 	}
 	wantFlows := []struct {
-		FlowType int
+		FlowType model.FlowKind
 		N        int64
 	}{{model.FlowLock, int64(len(orders))}, {model.FlowSell, cardOrders}}
 	if diff := cmp.Diff(wantFlows, flows); diff != "" {

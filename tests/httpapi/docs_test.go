@@ -19,13 +19,6 @@ import (
 // in docs/.
 const readmeMaxBytes = 12_000
 
-// notYetMerged names pages the README or docs link to that another branch is
-// writing. A missing page listed here is logged, not failed; once it exists it
-// is checked like any other. Remove an entry when its branch has landed.
-var notYetMerged = map[string]string{
-	"docs/state-machines.md": "the state-machines branch writes it",
-}
-
 // TestDocsLinksResolve: every relative link in README.md and docs/*.md names
 // a file or folder that exists, and every #anchor names a heading of the page
 // it points into — so moving a file or renaming a section cannot leave a
@@ -61,10 +54,6 @@ func TestDocsLinksResolve(t *testing.T) {
 					continue
 				}
 				if _, err := os.Stat(path); err != nil {
-					if why, ok := notYetMerged[filepath.ToSlash(inRepo)]; ok {
-						t.Logf("%s:%d: %s does not exist yet (%s)", rel, l.line, inRepo, why)
-						continue
-					}
 					t.Errorf("%s:%d: link %q: %s does not exist", rel, l.line, l.target, inRepo)
 					continue
 				}

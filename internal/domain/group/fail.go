@@ -45,7 +45,7 @@ func (s *Service) markFailed(ctx context.Context, groupNo, why string) (bool, er
 	var moved bool
 	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
 		if g.Status == model.GroupOpen {
-			closed, err := tx.MoveGroup(ctx, g, model.GroupMove{From: []string{model.GroupOpen}, To: model.GroupClosed,
+			closed, err := tx.MoveGroup(ctx, g, model.GroupMove{From: []model.GroupStatus{model.GroupOpen}, To: model.GroupClosed,
 				Reason: "closed to fail", At: now, Set: map[string]any{"closed_at": now}})
 			if err != nil {
 				return err
@@ -55,7 +55,7 @@ func (s *Service) markFailed(ctx context.Context, groupNo, why string) (bool, er
 			}
 			g.Status = model.GroupClosed
 		}
-		moved, err = tx.MoveGroup(ctx, g, model.GroupMove{From: []string{model.GroupClosed}, To: model.GroupFailed,
+		moved, err = tx.MoveGroup(ctx, g, model.GroupMove{From: []model.GroupStatus{model.GroupClosed}, To: model.GroupFailed,
 			Reason: truncate(why, 64), At: now, Set: map[string]any{"failure_reason": truncate(why, 255)}})
 		if err != nil {
 			return err

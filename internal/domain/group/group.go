@@ -91,7 +91,7 @@ func (s *Service) Create(ctx context.Context, ownerID int64, title string, price
 		if err := tx.InsertGroup(ctx, g); err != nil {
 			return err
 		}
-		if err := tx.InsertEventLater(ctx, model.Event{ObjectType: "group", ObjectNo: g.GroupNo, FromStatus: "-", ToStatus: g.Status, Reason: "created", CreatedAt: now}); err != nil {
+		if err := tx.InsertEventLater(ctx, model.Event{ObjectType: "group", ObjectNo: g.GroupNo, FromStatus: "-", ToStatus: g.Status.String(), Reason: "created", CreatedAt: now}); err != nil {
 			return err
 		}
 		return tx.InsertOutboxLater(ctx, row)
@@ -165,7 +165,7 @@ func (s *Service) Get(ctx context.Context, groupNo string) (*View, error) {
 	if err != nil {
 		return nil, fmt.Errorf("group %s participants: %w", groupNo, err)
 	}
-	v := &View{GroupNo: g.GroupNo, OwnerUserID: g.OwnerUserID, Title: g.Title, Status: strings.ToLower(g.Status),
+	v := &View{GroupNo: g.GroupNo, OwnerUserID: g.OwnerUserID, Title: g.Title, Status: strings.ToLower(g.Status.String()),
 		PriceCents: g.PriceCents, Deadline: g.Deadline, Participants: make([]ParticipantView, 0, len(ps)), Failure: g.FailureReason}
 	for _, p := range ps {
 		v.Participants = append(v.Participants, ParticipantView{UserID: p.UserID, Charged: p.ChargedAt != nil})

@@ -57,7 +57,7 @@ func (s *Service) RequeueSettle(ctx context.Context, g *model.Group) (bool, erro
 		return false, fmt.Errorf("requeue group %s: %w", g.GroupNo, err)
 	}
 	if ok {
-		s.log.Debug("group had no live settle task; re-queued", zap.String("group_no", g.GroupNo), zap.String("status", g.Status))
+		s.log.Debug("group had no live settle task; re-queued", zap.String("group_no", g.GroupNo), zap.Stringer("status", g.Status))
 	}
 	return ok, nil
 }

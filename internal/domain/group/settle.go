@@ -73,7 +73,7 @@ func (s *Service) settle(ctx context.Context, groupNo string, manual bool, log *
 	case g.Status == model.GroupOpen:
 		var moved bool
 		err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
-			moved, err = tx.MoveGroup(ctx, g, model.GroupMove{From: []string{model.GroupOpen}, To: model.GroupClosed,
+			moved, err = tx.MoveGroup(ctx, g, model.GroupMove{From: []model.GroupStatus{model.GroupOpen}, To: model.GroupClosed,
 				Reason: "deadline passed", At: now, Set: map[string]any{"closed_at": now}})
 			return err
 		})
@@ -89,7 +89,7 @@ func (s *Service) settle(ctx context.Context, groupNo string, manual bool, log *
 		}
 	case g.Status == model.GroupClosed, g.Status == model.GroupFailed && manual:
 	default:
-		log.Info("group needs no settlement from this task", zap.String("status", g.Status))
+		log.Info("group needs no settlement from this task", zap.Stringer("status", g.Status))
 		return nil
 	}
 	return s.charge(ctx, g, manual, log)
@@ -98,7 +98,7 @@ func (s *Service) settle(ctx context.Context, groupNo string, manual bool, log *
 // charge claims the group and debits everyone in ONE transaction: a crash or
 // a lost connection anywhere in it rolls back to CLOSED with no wallet touched.
 func (s *Service) charge(ctx context.Context, g *model.Group, manual bool, log *zap.Logger) error {
-	from := []string{model.GroupClosed}
+	from := []model.GroupStatus{model.GroupClosed}
 	if manual {
 		from = append(from, model.GroupFailed)
 	}

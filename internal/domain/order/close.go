@@ -134,7 +134,7 @@ func (s *Service) Cancel(ctx context.Context, orderNo string, who Viewer) error 
 
 // releaseStock gives an order's stock back in the ledger and records the
 // flow: card keys LOCKED→RECYCLED, or a limited product's stock column.
-func releaseStock(ctx context.Context, tx *model.Store, o *model.Order, flowType int, now time.Time) error {
+func releaseStock(ctx context.Context, tx *model.Store, o *model.Order, flowType model.FlowKind, now time.Time) error {
 	if o.Kind == model.KindCard {
 		if _, err := tx.RecycleCards(ctx, o.ID, now); err != nil {
 			return err
@@ -147,7 +147,7 @@ func releaseStock(ctx context.Context, tx *model.Store, o *model.Order, flowType
 }
 
 // restoreRedis applies a committed restore flow to the stock counter once.
-func (s *Service) restoreRedis(ctx context.Context, o *model.Order, flowType int) error {
+func (s *Service) restoreRedis(ctx context.Context, o *model.Order, flowType model.FlowKind) error {
 	has, err := s.store.HasStockFlow(context.WithoutCancel(ctx), o.ID, flowType)
 	if err != nil || !has {
 		return err
@@ -160,7 +160,7 @@ func (s *Service) restoreRedis(ctx context.Context, o *model.Order, flowType int
 // counter is built from the ledger now, which counts this committed flow;
 // if another process built it first (perhaps from a count read before this
 // commit), the marker-guarded restore runs again on its counter.
-func (s *Service) restoreCounter(ctx context.Context, o *model.Order, flowType int) error {
+func (s *Service) restoreCounter(ctx context.Context, o *model.Order, flowType model.FlowKind) error {
 	ctx = context.WithoutCancel(ctx)
 	if err := failpoint.Inject(failpoint.StockRestore, o.OrderNo); err != nil {
 		return err

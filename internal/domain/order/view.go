@@ -28,9 +28,9 @@ type View struct {
 
 // RefundView is one refund of an order.
 type RefundView struct {
-	RefundNo    string `json:"refund_no"`
-	Status      string `json:"status"`
-	AmountCents int64  `json:"amount_cents"`
+	RefundNo    string             `json:"refund_no"`
+	Status      model.RefundStatus `json:"status"`
+	AmountCents int64              `json:"amount_cents"`
 }
 
 // AdminView is an order with its event history, for operators.

@@ -49,7 +49,7 @@ func seedRefunds(t testing.TB, s *testenv.Stack, n int, now time.Time) {
 		})
 }
 
-func seedGroups(t testing.TB, s *testenv.Stack, n int, status string, now, deadline time.Time) {
+func seedGroups(t testing.TB, s *testenv.Stack, n int, status model.GroupStatus, now, deadline time.Time) {
 	seed(t, s, "`groups`", "group_no, owner_user_id, title, price_cents, deadline, status, settle_gen, created_at, updated_at", n,
 		func(i int) []any {
 			return []any{fmt.Sprintf("G%s%07d", status[:1], i), 1, "g", 100, deadline, status, 1, now, now}

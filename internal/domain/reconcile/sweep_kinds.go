@@ -123,7 +123,7 @@ func (s *Sweeper) processingRefunds(ctx context.Context, w walkAt, limit int) ([
 }
 
 // groups: an OPEN or CLOSED group's settle task, due at its deadline.
-func (s *Sweeper) groups(status string) pageFunc {
+func (s *Sweeper) groups(status model.GroupStatus) pageFunc {
 	return func(ctx context.Context, w walkAt, limit int) ([]object, error) {
 		groups, err := s.Store.GroupsPage(ctx, status, w.cur, limit)
 		return objectsOf(groups, err, func(g *model.Group) object {

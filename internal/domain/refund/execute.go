@@ -23,7 +23,7 @@ func (s *Service) Execute(ctx context.Context, refundNo string, gen int) error {
 	}
 	log := s.log.With(zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo))
 	if r.Status != model.RefundProcessing || gen < r.TaskGen {
-		log.Info("refund needs nothing from this task; skipping", zap.String("status", r.Status), zap.Int("gen", gen))
+		log.Info("refund needs nothing from this task; skipping", zap.Stringer("status", r.Status), zap.Int("gen", gen))
 		return nil
 	}
 	if r.ProviderStatus == payclient.StatusProcessing {
@@ -121,7 +121,7 @@ func (s *Service) note(r *model.Refund, providerStatus, lastErr string) model.Pr
 // complete moves a refund to succeeded and, when it was the order's last
 // unfinished refund, the order refunding→refunded — under the order row's
 // lock, so two refunds finishing together cannot both miss it.
-func (s *Service) complete(ctx context.Context, r *model.Refund, from, why string, log *zap.Logger) error {
+func (s *Service) complete(ctx context.Context, r *model.Refund, from model.RefundStatus, why string, log *zap.Logger) error {
 	now := s.clock.Now()
 	var moved, orderDone bool
 	err := s.store.InTx(context.WithoutCancel(ctx), func(tx *model.Store) (err error) {

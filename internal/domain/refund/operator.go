@@ -88,7 +88,7 @@ func (s *Service) Resolve(ctx context.Context, refundNo string) error {
 }
 
 // List pages refunds for operators.
-func (s *Service) List(ctx context.Context, status string, limit int) ([]model.Refund, error) {
+func (s *Service) List(ctx context.Context, status model.RefundStatus, limit int) ([]model.Refund, error) {
 	out, err := s.store.ListRefunds(ctx, status, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list refunds: %w", err)

@@ -85,7 +85,7 @@ func Open(ctx context.Context, tx *model.Store, o *model.Order, tradeNo string, 
 	if err != nil || !fresh {
 		return err
 	}
-	if err := tx.InsertEventLater(ctx, model.Event{ObjectType: "refund", ObjectNo: no, FromStatus: "-", ToStatus: model.RefundProcessing, Reason: reason, CreatedAt: now}); err != nil {
+	if err := tx.InsertEventLater(ctx, model.Event{ObjectType: "refund", ObjectNo: no, FromStatus: "-", ToStatus: model.RefundProcessing.String(), Reason: reason, CreatedAt: now}); err != nil {
 		return err
 	}
 	return tx.InsertOutboxLater(ctx, executeRow(no, 1, now))

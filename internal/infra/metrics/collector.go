@@ -63,13 +63,13 @@ func (c *ledgerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	if byStatus, err := c.src.Store.CountOrdersByStatus(ctx); err == nil {
-		for st := model.OrderPending; st <= model.OrderRefunded; st++ {
+		for _, st := range model.OrderMachine.Statuses() {
 			gauge(c.orders, float64(byStatus[st]), st.String())
 		}
 	}
 	if byStatus, err := c.src.Store.CountRefundsByStatus(ctx); err == nil {
-		for _, st := range []string{model.RefundProcessing, model.RefundSucceeded, model.RefundManual} {
-			gauge(c.refunds, float64(byStatus[st]), st)
+		for _, st := range model.RefundMachine.Statuses() {
+			gauge(c.refunds, float64(byStatus[st]), st.String())
 		}
 	}
 	if n, age, err := c.src.Store.OutboxBacklog(ctx, c.src.Clock.Now()); err == nil {
@@ -114,26 +114,26 @@ func Handler(m *Metrics, src Sources) http.Handler {
 
 // Stats is GET /api/v1/admin/stats: the operator's one-page summary.
 type Stats struct {
-	Orders               map[string]int64          `json:"orders"`
-	Refunds              map[string]int64          `json:"refunds"`
-	RefundsInManual      int64                     `json:"refunds_in_manual"`
-	Queues               map[string]map[string]int `json:"queues"`
-	CloseQueueLength     int                       `json:"close_queue_length"`
-	PendingNotifications int64                     `json:"pending_notifications"`
-	HeldPayments         int64                     `json:"held_payments"`
-	OutboxBacklog        int64                     `json:"outbox_backlog"`
-	OutboxOldestSeconds  float64                   `json:"outbox_oldest_age_seconds"`
-	CloseSuccessRate     *float64                  `json:"close_success_rate"`
-	RefundFailureRate    *float64                  `json:"refund_failure_rate"`
-	RefundAttemptFailure *float64                  `json:"refund_attempt_failure_rate"`
-	Fleet                map[string]int64          `json:"fleet_counters"`
+	Orders               map[string]int64             `json:"orders"`
+	Refunds              map[model.RefundStatus]int64 `json:"refunds"`
+	RefundsInManual      int64                        `json:"refunds_in_manual"`
+	Queues               map[string]map[string]int    `json:"queues"`
+	CloseQueueLength     int                          `json:"close_queue_length"`
+	PendingNotifications int64                        `json:"pending_notifications"`
+	HeldPayments         int64                        `json:"held_payments"`
+	OutboxBacklog        int64                        `json:"outbox_backlog"`
+	OutboxOldestSeconds  float64                      `json:"outbox_oldest_age_seconds"`
+	CloseSuccessRate     *float64                     `json:"close_success_rate"`
+	RefundFailureRate    *float64                     `json:"refund_failure_rate"`
+	RefundAttemptFailure *float64                     `json:"refund_attempt_failure_rate"`
+	Fleet                map[string]int64             `json:"fleet_counters"`
 	// Sweep is the fleet's last sweep pass (null before the first).
 	Sweep *SweepPass `json:"sweep"`
 }
 
 // Collect gathers the stats from the ledger, asynq and the fleet counters.
 func Collect(ctx context.Context, m *Metrics, src Sources) (*Stats, error) {
-	st := &Stats{Orders: map[string]int64{}, Refunds: map[string]int64{}, Queues: map[string]map[string]int{}}
+	st := &Stats{Orders: map[string]int64{}, Refunds: map[model.RefundStatus]int64{}, Queues: map[string]map[string]int{}}
 	orders, err := src.Store.CountOrdersByStatus(ctx)
 	if err != nil {
 		return nil, err

@@ -5,14 +5,16 @@ import (
 	"strconv"
 	"time"
 
+	"orderflow/model"
+
 	"github.com/redis/go-redis/v9"
 )
 
 // RestoreMarkerKey marks that one order's stock-flow restore is counted in
 // the counter. It shares the counter's hash tag, so the restore script's two
 // keys live in one Cluster slot.
-func RestoreMarkerKey(productID int64, orderNo string, flowType int) string {
-	return Key(productID) + ":restored:" + orderNo + ":" + strconv.Itoa(flowType)
+func RestoreMarkerKey(productID int64, orderNo string, flowType model.FlowKind) string {
+	return Key(productID) + ":restored:" + orderNo + ":" + strconv.Itoa(int(flowType))
 }
 
 // RestoreResult says what a restore did.
@@ -50,7 +52,7 @@ return 1
 `)
 
 // Restore applies a committed restore stock-flow to Redis once per order and flow type.
-func (c *Counter) Restore(ctx context.Context, productID int64, orderNo string, flowType, qty int, markerTTL time.Duration) (RestoreResult, error) {
+func (c *Counter) Restore(ctx context.Context, productID int64, orderNo string, flowType model.FlowKind, qty int, markerTTL time.Duration) (RestoreResult, error) {
 	n, err := restoreScript.Run(ctx, c.rdb,
 		[]string{Key(productID), RestoreMarkerKey(productID, orderNo, flowType)},
 		qty, int(markerTTL.Seconds())).Int()

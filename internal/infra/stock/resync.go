@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"orderflow/model"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -30,7 +32,7 @@ return 1
 // Restored names a committed restore flow (an order's close or refund restore).
 type Restored struct {
 	OrderNo  string
-	FlowType int
+	FlowType model.FlowKind
 }
 
 // MarkerTTL outlives any re-run of a restore; if Redis loses a marker it has
