@@ -71,17 +71,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
+	os.Exit(bench(p))
+}
+
+// bench runs the bench, prints its report and returns the exit status:
+// 1 when a phase failed or the ledger audit found a violation.
+func bench(p Params) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r := run(ctx, p)
 	r.printTable(os.Stdout)
 	if err := r.writeJSON(os.Stdout, p.JSONPath); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: write JSON:", err)
-		os.Exit(1)
+		return 1
 	}
 	if len(r.Errors) > 0 || r.Ledger == nil || len(r.Ledger.Violations) > 0 {
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 // run executes every phase; a failed phase is recorded and the others go on

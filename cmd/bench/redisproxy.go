@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -36,7 +37,7 @@ func serveRedis(counts *counter, client, server net.Conn) {
 	for {
 		args, err := readRESPCommand(r)
 		if err != nil {
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				_, _ = io.Copy(io.Discard, r) // keep forwarding what we cannot parse
 			}
 			return

@@ -118,7 +118,7 @@ func (a *auditor) paymentOutcome(c *collector) {
 			c.violation("trade %s paid for unknown order id %d", p.TradeNo, p.OrderID)
 			continue
 		}
-		st := model.OrderStatus(o.Status)
+		st := o.Status
 		r := refunds[orderTrade{o.ID, p.TradeNo}]
 		delivered := p.Disposition == model.PaymentApplied && st == model.OrderFinished &&
 			o.TradeNo.Valid && o.TradeNo.String == p.TradeNo && len(a.l.effects[o.ID]) > 0
@@ -144,7 +144,7 @@ func (a *auditor) paymentOutcome(c *collector) {
 	}
 	for _, id := range sortedKeys(a.l.orders) {
 		o := a.l.orders[id]
-		if model.OrderStatus(o.Status) != model.OrderRefunded {
+		if o.Status != model.OrderRefunded {
 			continue
 		}
 		rs := perOrder[o.ID]
