@@ -1,4 +1,4 @@
-// Package dev runs the whole of orderflow in one process with nothing
+// Package devmode runs the whole of orderflow in one process with nothing
 // installed: the ledger in a SQLite file, an in-process Redis-compatible
 // server for asynq, the API, the worker with its scheduler, the dashboard and
 // the payment simulator. Production runs on MySQL/MariaDB and Redis; this is
