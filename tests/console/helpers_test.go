@@ -21,7 +21,7 @@ import (
 
 // startStack is the whole system with a short activation budget, so a
 // planted failure fails fast.
-func startStack(t *testing.T) *testenv.Stack {
+func startStack(t testing.TB) *testenv.Stack {
 	t.Helper()
 	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) { c.MaxAttempts = 2 }})
 	t.Cleanup(failpoint.Reset)
@@ -35,7 +35,7 @@ type browser struct {
 	c    *http.Client
 }
 
-func newBrowser(t *testing.T, base string) *browser {
+func newBrowser(t testing.TB, base string) *browser {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -54,7 +54,7 @@ type answer struct {
 
 // do sends a request; form, when not nil, is the urlencoded body; headers
 // are name, value pairs.
-func (b *browser) do(t *testing.T, method, path string, form url.Values, headers ...string) answer {
+func (b *browser) do(t testing.TB, method, path string, form url.Values, headers ...string) answer {
 	t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -83,7 +83,7 @@ func (b *browser) do(t *testing.T, method, path string, form url.Values, headers
 }
 
 // login posts the admin token and fails the test unless a session starts.
-func (b *browser) login(t *testing.T, token string) {
+func (b *browser) login(t testing.TB, token string) {
 	t.Helper()
 	a := b.do(t, "POST", "/console/login", url.Values{"token": {token}})
 	if a.status != http.StatusSeeOther || a.location != "/console/" {
@@ -94,7 +94,7 @@ func (b *browser) login(t *testing.T, token string) {
 var csrfInput = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 
 // csrf reads the form token from a page the session can see.
-func (b *browser) csrf(t *testing.T) string {
+func (b *browser) csrf(t testing.TB) string {
 	t.Helper()
 	a := b.do(t, "GET", "/console/", nil)
 	m := csrfInput.FindStringSubmatch(a.body)
@@ -106,7 +106,7 @@ func (b *browser) csrf(t *testing.T) string {
 
 // plantFailed makes a card order whose delivery fails every attempt
 // until it is failed, then disarms the fault so a retry can finish it.
-func plantFailed(t *testing.T, s *testenv.Stack, sku string) (orderNo string, codes []string) {
+func plantFailed(t testing.TB, s *testenv.Stack, sku string) (orderNo string, codes []string) {
 	t.Helper()
 	pid := s.NewProduct(t, map[string]any{"sku": sku, "kind": "card", "price_cents": 700})
 	codes = s.AddCards(t, pid, strings.ToUpper(sku), 1)
@@ -125,7 +125,7 @@ func plantFailed(t *testing.T, s *testenv.Stack, sku string) (orderNo string, co
 
 // plantManual makes a late payment whose refund the provider declares
 // failed: a refund in manual, waiting for an operator.
-func plantManual(t *testing.T, s *testenv.Stack, sku string) (orderNo, refundNo string) {
+func plantManual(t testing.TB, s *testenv.Stack, sku string) (orderNo, refundNo string) {
 	t.Helper()
 	ctx := context.Background()
 	pid := s.NewProduct(t, map[string]any{"sku": sku, "kind": "card", "price_cents": 650})
@@ -154,7 +154,7 @@ func plantManual(t *testing.T, s *testenv.Stack, sku string) (orderNo, refundNo 
 }
 
 // notes counts an order's history notes whose reason contains text.
-func notes(t *testing.T, s *testenv.Stack, orderNo, text string) int64 {
+func notes(t testing.TB, s *testenv.Stack, orderNo, text string) int64 {
 	t.Helper()
 	return s.Count(t, `SELECT COUNT(*) FROM events WHERE object_type = 'order' AND object_no = ? AND from_status = to_status AND reason LIKE ?`,
 		orderNo, model.NotePrefix+"%"+text+"%")
