@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"orderflow/internal/infra/failpoint"
+	"orderflow/internal/testenv"
 	"orderflow/model"
+	"orderflow/svc"
 )
 
 // Every console URL: a GET without a session is sent to the login, any
@@ -232,4 +235,32 @@ func TestConsole(t *testing.T) {
 			t.Errorf("after logout: %d, want 303 to the login", a.status)
 		}
 	})
+}
+
+// The dev mode's ledger is SQLite: the console's queries (model/console.go)
+// and the reveal note run there too.
+func TestConsoleOnSQLite(t *testing.T) {
+	s := testenv.Start(t, testenv.Options{Backend: testenv.Embedded, Configure: func(c *svc.Config) { c.MaxAttempts = 2 }})
+	t.Cleanup(failpoint.Reset)
+	orderNo, codes := plantFailed(t, s, "sqlite-failed")
+	op := newBrowser(t, s.APIURL)
+	op.login(t, s.Config.AdminToken)
+	if a := op.do(t, "GET", "/console/", nil); a.status != 200 || !strings.Contains(a.body, `data-no="`+orderNo+`"`) {
+		t.Fatalf("needs a hand: %d, failed order listed: %v", a.status, strings.Contains(a.body, orderNo))
+	}
+	if a := op.do(t, "POST", "/console/orders/"+orderNo+"/retry", url.Values{"csrf": {op.csrf(t)}}); a.status != http.StatusSeeOther {
+		t.Fatalf("retry: %d", a.status)
+	}
+	s.WaitStatus(t, orderNo, model.OrderFinished, 30*time.Second)
+	for _, p := range []string{"/console/glance", "/console/story?no=" + orderNo} {
+		if a := op.do(t, "GET", p, nil); a.status != 200 || strings.Contains(a.body, codes[0]) {
+			t.Errorf("GET %s: %d (code shown: %v)", p, a.status, strings.Contains(a.body, codes[0]))
+		}
+	}
+	if a := op.do(t, "POST", "/console/orders/"+orderNo+"/reveal", url.Values{"csrf": {op.csrf(t)}}); a.status != 200 || !strings.Contains(a.body, codes[0]) {
+		t.Errorf("reveal: %d", a.status)
+	}
+	if n := notes(t, s, orderNo, "revealed"); n != 1 {
+		t.Errorf("%d reveal notes, want 1", n)
+	}
 }
