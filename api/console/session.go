@@ -73,7 +73,7 @@ func (s *sessions) valid(r *http.Request) (string, bool) {
 func (s *sessions) csrf(session string) string { return s.mac("csrf", session) }
 
 // sameOrigin reports whether a request's Origin (or, without one, its
-// Referer) names this host; a request with neither passes, left to the
+// Referer) names this scheme and host; a request with neither passes, left to the
 // CSRF token and the SameSite=Strict cookie.
 func sameOrigin(r *http.Request) bool {
 	from := r.Header.Get("Origin")
@@ -88,16 +88,23 @@ func sameOrigin(r *http.Request) bool {
 		return false
 	}
 	scheme := "http"
-	if r.TLS != nil {
+	if overTLS(r) {
 		scheme = "https"
 	}
 	return u.Host == r.Host && u.Scheme == scheme
 }
 
+// overTLS reports whether the browser reached the console over TLS: to this
+// process, or to a proxy in front that says so. A cross-site form cannot
+// set X-Forwarded-Proto, so trusting it here opens nothing to CSRF.
+func overTLS(r *http.Request) bool {
+	return r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https"
+}
+
 func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
 		Name: name, Value: value, Path: "/console/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r),
 	})
 }
 

@@ -57,18 +57,20 @@ func TestSameOrigin(t *testing.T) {
 		name            string
 		origin, referer string
 		tls             bool
+		proxied         bool // behind a proxy that ended TLS
 		want            bool
 	}{
-		{"neither header (left to the CSRF token)", "", "", false, true},
-		{"same origin", "http://console.example:8080", "", false, true},
-		{"same origin over TLS", "https://console.example:8080", "", true, true},
-		{"other host", "http://evil.example", "", false, false},
-		{"other port", "http://console.example:9090", "", false, false},
-		{"https page posting to http", "https://console.example:8080", "", false, false},
-		{"null origin (sandboxed frame)", "null", "", false, false},
-		{"same-site referer", "", "http://console.example:8080/console/", false, true},
-		{"cross-site referer", "", "http://evil.example/console/", false, false},
-		{"origin wins over referer", "http://evil.example", "http://console.example:8080/console/", false, false},
+		{"neither header (left to the CSRF token)", "", "", false, false, true},
+		{"same origin", "http://console.example:8080", "", false, false, true},
+		{"same origin over TLS", "https://console.example:8080", "", true, false, true},
+		{"same origin over TLS ended at a proxy", "https://console.example:8080", "", false, true, true},
+		{"other host", "http://evil.example", "", false, false, false},
+		{"other port", "http://console.example:9090", "", false, false, false},
+		{"https page posting to http", "https://console.example:8080", "", false, false, false},
+		{"null origin (sandboxed frame)", "null", "", false, false, false},
+		{"same-site referer", "", "http://console.example:8080/console/", false, false, true},
+		{"cross-site referer", "", "http://evil.example/console/", false, false, false},
+		{"origin wins over referer", "http://evil.example", "http://console.example:8080/console/", false, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,6 +83,9 @@ func TestSameOrigin(t *testing.T) {
 			}
 			if tc.tls {
 				r.TLS = &tls.ConnectionState{}
+			}
+			if tc.proxied {
+				r.Header.Set("X-Forwarded-Proto", "https")
 			}
 			if got := sameOrigin(r); got != tc.want {
 				t.Errorf("sameOrigin = %v, want %v", got, tc.want)
