@@ -2,7 +2,7 @@
 GO ?= go
 TEST_FLAGS ?= -race -count=1 -timeout 14m
 
-.PHONY: help run run-mysql demo test lint build test-cluster browser chaos chaos-short audit bench fuzz
+.PHONY: help run run-mysql demo test lint build test-cluster browser chaos chaos-short audit bench bench-console fuzz
 
 ## help: list every target with what it does (the default goal: plain `make` runs it)
 help:
@@ -46,6 +46,11 @@ bench:
 	./scripts/services.sh
 	$(GO) run ./cmd/bench $(BENCH_FLAGS)
 
+## bench-console: each console page timed over HTTP with 100,000 orders in the ledger (must be < 200 ms)
+bench-console:
+	./scripts/services.sh
+	$(GO) test -count=1 -run '^$$' -bench '^BenchmarkConsolePages$$' -benchtime 20x -timeout 20m ./tests/console/
+
 ## chaos: the full chaos suite (own MariaDB + Redis, faults on a seeded schedule, ledger audit; < 6 min)
 SEED ?= 42
 chaos: build
@@ -64,9 +69,10 @@ test-cluster:
 	./scripts/services.sh
 	$(GO) test -race -tags cluster -count=1 -timeout 10m -v ./tests/operations/ -run Cluster
 
-## browser: headless Chromium loads the asynqmon dashboard with the admin token; screenshot in tmp/monitoring.png
+## browser: headless Chromium checks the asynqmon dashboard and drives the console (tmp/monitoring.png, tmp/console-*.png)
 browser:
 	./scripts/browser-check.sh
+	$(GO) test -race -count=1 -tags browser -run '^TestConsoleInBrowser$$' -v ./tests/console/
 
 ## fuzz: the request-decoder and payment-notify fuzzers, FUZZTIME each (default 60s); `make test` runs their seeds
 FUZZTIME ?= 60s

@@ -1,7 +1,9 @@
 package handler
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/url"
 
 	"github.com/hibiken/asynqmon"
 	"github.com/redis/go-redis/v9"
@@ -18,7 +20,8 @@ func (s sharedRedis) MakeRedisClient() any { return s.c }
 // or as the password of HTTP Basic auth, which makes a browser show its
 // login prompt (any user name).
 func (h *Handler) monitoring(rdb redis.UniversalClient) http.Handler {
-	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: sharedRedis{rdb}})
+	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: sharedRedis{rdb},
+		PayloadFormatter: asynqmon.PayloadFormatterFunc(withStory)})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := bearer(r)
 		if _, pass, ok := r.BasicAuth(); ok && token == "" {
@@ -31,4 +34,25 @@ func (h *Handler) monitoring(rdb redis.UniversalClient) http.Handler {
 		}
 		mon.ServeHTTP(w, r)
 	})
+}
+
+// withStory shows a task's payload as asynqmon does, followed by where the
+// operator console tells the story of the order, refund or group it is
+// about (asynqmon shows the payload as text, so the path is text too).
+func withStory(taskType string, payload []byte) string {
+	s := asynqmon.DefaultPayloadFormatter.FormatPayload(taskType, payload)
+	var about struct {
+		OrderNo  string `json:"order_no"`
+		RefundNo string `json:"refund_no"`
+		GroupNo  string `json:"group_no"`
+	}
+	if json.Unmarshal(payload, &about) != nil {
+		return s
+	}
+	for _, no := range []string{about.OrderNo, about.RefundNo, about.GroupNo} {
+		if no != "" {
+			return s + "  — story: /console/story?no=" + url.QueryEscape(no)
+		}
+	}
+	return s
 }

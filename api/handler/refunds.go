@@ -92,7 +92,7 @@ func (h *Handler) retryRefund(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) resolveRefund(w http.ResponseWriter, r *http.Request) {
-	if h.failed(w, r, h.uc.Refunds.Resolve(r.Context(), r.PathValue("refund_no"))) {
+	if h.failed(w, r, h.uc.Refunds.Resolve(r.Context(), r.PathValue("refund_no"), "")) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"refund_no": r.PathValue("refund_no"), "status": model.RefundSucceeded})

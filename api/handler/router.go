@@ -5,6 +5,7 @@ package handler
 import (
 	"net/http"
 
+	"orderflow/api/console"
 	"orderflow/internal/infra/health"
 	"orderflow/internal/infra/metrics"
 	"orderflow/internal/infra/profiling"
@@ -59,6 +60,7 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.Handle("GET /api/v1/admin/stats", admin(h.stats))
 
 	mux.Handle("/monitoring/", h.monitoring(sc.Redis))
+	console.New(sc, uc).Mount(mux)
 	profiling.Mount(mux, sc.Config.AdminToken)
 
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -67,12 +67,13 @@ func printBanner(s *devmode.System) {
 	fmt.Printf(`
 orderflow dev is up: %s
   API           %s   (readyz: /readyz, metrics: /metrics)
+  console       %s/console/  (log in with the admin token)
   dashboard     %s/monitoring/  (user: anything, password: the admin token)
   worker        %s   (readyz: /readyz)
   pay simulator %s
   admin token   %s
   ledger        %s (SQLite)   redis: %s (embedded, in memory)
-`, state, s.APIURL, s.APIURL, s.WorkerURL, s.PaysimURL, s.AdminToken, s.DBPath, s.RedisAddr)
+`, state, s.APIURL, s.APIURL, s.APIURL, s.WorkerURL, s.PaysimURL, s.AdminToken, s.DBPath, s.RedisAddr)
 	if c := s.Seeded; c != nil {
 		fmt.Printf(`  demo catalogue: card product %d (%d keys), subscription %d, recharge %d,
                   buyer %d (token %s), group-buy %s

@@ -82,6 +82,10 @@ func buildHealthy(t *testing.T) *healthy {
 		s.WaitStatus(t, o.OrderNo, model.OrderFinished, 15*time.Second)
 	}
 	pay(rech.OrderNo, rech.AmountCents, "") // a second trade: recorded and refunded
+	// An operator's look at the codes: a note in the history, no move.
+	if codes, err := s.UC.Orders.RevealCards(ctx, card.OrderNo, "the audit test"); err != nil || len(codes) != 2 {
+		t.Fatalf("reveal %s: %v, %v", card.OrderNo, codes, err)
+	}
 
 	closed := buyerC.CreateOrder(t, h.cardProduct, 1)
 	h.closedOrder = closed.OrderNo
@@ -223,6 +227,8 @@ func TestAudit(t *testing.T) {
 			provider: func(p map[string]audit.ProviderRefund) { delete(p, lateRefund) }},
 		{name: "event closed→paid", rule: audit.RuleEventMoves, sql: []string{
 			q(`INSERT INTO events (object_type, object_no, from_status, to_status, reason, created_at) VALUES ('order', %s, 'closed', 'paid', 'planted', UTC_TIMESTAMP(3))`, h.closedOrder)}},
+		{name: "event finished→finished that is not a note", rule: audit.RuleEventMoves, sql: []string{
+			q(`INSERT INTO events (object_type, object_no, from_status, to_status, reason, created_at) VALUES ('order', %s, 'finished', 'finished', 'planted', UTC_TIMESTAMP(3))`, h.subOrder)}},
 		{name: "history lost its last move", rule: audit.RuleEventHistory, sql: []string{
 			q(`DELETE FROM events WHERE object_type = 'order' AND object_no = %s ORDER BY id DESC LIMIT 1`, h.subOrder)}},
 		{name: "close restored stock twice", rule: audit.RuleStockFlow, sql: []string{

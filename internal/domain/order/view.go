@@ -86,6 +86,11 @@ func (s *Service) GetAdmin(ctx context.Context, orderNo string) (*AdminView, err
 	if err != nil {
 		return nil, err
 	}
+	return s.adminView(ctx, o)
+}
+
+func (s *Service) adminView(ctx context.Context, o *model.Order) (*AdminView, error) {
+	orderNo := o.OrderNo
 	v, err := s.view(ctx, o)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package refund
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"orderflow/internal/infra/payclient"
@@ -75,8 +76,13 @@ func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
 	return no, nil
 }
 
-// Resolve records that an operator returned the money by hand.
-func (s *Service) Resolve(ctx context.Context, refundNo string) error {
+// maxNote bounds an operator's note so that "operator resolved: " and the
+// note fit the history's reason column.
+const maxNote = 64 - len("operator resolved: ")
+
+// Resolve records that an operator returned the money by hand; a note,
+// when given, goes into the history with the move.
+func (s *Service) Resolve(ctx context.Context, refundNo, note string) error {
 	r, err := s.load(ctx, refundNo)
 	if err != nil {
 		return err
@@ -84,7 +90,14 @@ func (s *Service) Resolve(ctx context.Context, refundNo string) error {
 	if r.Status != model.RefundManual {
 		return ErrNotManual
 	}
-	return s.complete(ctx, r, model.RefundManual, "operator resolved", s.log.With(zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo)))
+	why := "operator resolved"
+	if note = strings.TrimSpace(note); note != "" {
+		if n := []rune(note); len(n) > maxNote { // events.reason is VARCHAR(64)
+			note = string(n[:maxNote-1]) + "…"
+		}
+		why += ": " + note
+	}
+	return s.complete(ctx, r, model.RefundManual, why, s.log.With(zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo)))
 }
 
 // List pages refunds for operators.

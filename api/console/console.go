@@ -1,0 +1,162 @@
+// Package console is the operator console at /console/: server-rendered
+// pages (templates embedded in the binary, no build step, no CDN) over the
+// same use cases the admin API calls. A login with the admin token gives a
+// signed session cookie; every form carries a CSRF token derived from it.
+package console
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"embed"
+	"errors"
+	"html/template"
+	"net/http"
+	"time"
+
+	"orderflow/internal/domain/apperr"
+	"orderflow/internal/infra/metrics"
+	"orderflow/svc"
+
+	"go.uber.org/zap"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// Console serves /console/.
+type Console struct {
+	uc       *svc.UseCases
+	sc       *svc.ServiceContext
+	sources  metrics.Sources
+	sessions *sessions
+	log      *zap.Logger
+	pages    map[string]*template.Template
+}
+
+// New builds the console on a service context and its use cases.
+func New(sc *svc.ServiceContext, uc *svc.UseCases) *Console {
+	c := &Console{uc: uc, sc: sc, log: sc.Log.Named("console"),
+		sources:  metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock},
+		sessions: newSessions(sc.Config.AdminToken, sc.Clock.Now),
+		pages:    map[string]*template.Template{},
+	}
+	for _, p := range []string{"login", "needs", "story", "glance"} {
+		c.pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html"))
+	}
+	return c
+}
+
+// Mount adds the console's routes to a mux.
+func (c *Console) Mount(mux *http.ServeMux) {
+	mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
+	mux.HandleFunc("GET /console/login", c.loginPage)
+	mux.HandleFunc("POST /console/login", c.login)
+	mux.Handle("POST /console/logout", c.action(c.logout))
+
+	mux.Handle("GET /console/{$}", c.page(c.needs))
+	mux.Handle("GET /console/story", c.page(c.story))
+	mux.Handle("GET /console/glance", c.page(c.glance))
+
+	mux.Handle("POST /console/orders/{no}/retry", c.action(c.retryOrder))
+	mux.Handle("POST /console/orders/{no}/refund", c.action(c.refundOrder))
+	mux.Handle("POST /console/orders/{no}/reveal", c.action(c.reveal))
+	mux.Handle("POST /console/refunds/{no}/retry", c.action(c.retryRefund))
+	mux.Handle("POST /console/refunds/{no}/resolve", c.action(c.resolveRefund))
+	mux.Handle("POST /console/groups/{no}/retry", c.action(c.retryGroup))
+
+	// Anything else under /console/: the login for strangers, 404 for the admin.
+	mux.Handle("/console/", c.page(http.NotFound))
+}
+
+// page admits a GET with a valid session; anyone else is sent to the login
+// (or, for a method other than GET/HEAD, answered 401).
+func (c *Console) page(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := c.sessions.valid(r); !ok {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				http.Error(w, "log in at /console/login", http.StatusUnauthorized)
+				return
+			}
+			http.Redirect(w, r, "/console/login", http.StatusSeeOther)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		next(w, r)
+	})
+}
+
+// action admits a POST with a valid session, from this site (Origin or
+// Referer, when sent), carrying the session's CSRF token.
+func (c *Console) action(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		session, ok := c.sessions.valid(r)
+		if !ok {
+			http.Error(w, "log in at /console/login", http.StatusUnauthorized)
+			return
+		}
+		if !sameOrigin(r) {
+			c.log.Warn("cross-site console post refused", zap.String("path", r.URL.Path), zap.String("origin", r.Header.Get("Origin")), zap.String("referer", r.Header.Get("Referer")))
+			http.Error(w, "cross-site request refused", http.StatusForbidden)
+			return
+		}
+		if !validCSRF(r.PostFormValue(csrfField), c.sessions.csrf(session)) {
+			http.Error(w, "missing or stale form token: reload the page", http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		next(w, r)
+	})
+}
+
+func validCSRF(got, want string) bool {
+	return got != "" && hmac.Equal([]byte(got), []byte(want))
+}
+
+// view is what every page's layout needs.
+type view struct {
+	Title string
+	Nav   string
+	CSRF  string
+	Flash string
+	Data  any
+}
+
+func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
+	v := view{Title: title, Nav: page, Data: data}
+	if session, ok := c.sessions.valid(r); ok {
+		v.CSRF = c.sessions.csrf(session)
+		v.Flash = takeFlash(w, r)
+	}
+	var buf bytes.Buffer
+	if err := c.pages[page].Execute(&buf, v); err != nil {
+		c.log.Error("render", zap.String("page", page), zap.Error(err))
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "same-origin")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// failed renders an error page for a failure the operator cannot fix by
+// retrying the same request; it reports whether err was one.
+func (c *Console) failed(w http.ResponseWriter, r *http.Request, err error) bool {
+	if err == nil {
+		return false
+	}
+	status := http.StatusInternalServerError
+	msg := "something went wrong; see the API's log"
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		status, msg = apperr.HTTPStatus(err), ae.Message
+	} else {
+		c.log.Error("console", zap.String("path", r.URL.Path), zap.Error(err))
+	}
+	c.render(w, r, status, "needs", "Error", needsView{Error: msg})
+	return true
+}
+
+// since is how long ago t was, for a row's age.
+func (c *Console) since(t time.Time) time.Duration { return c.sc.Clock.Now().Sub(t) }

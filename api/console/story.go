@@ -1,0 +1,157 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"orderflow/internal/domain/group"
+	"orderflow/internal/domain/order"
+	"orderflow/internal/infra/tasks"
+	"orderflow/model"
+
+	"github.com/hibiken/asynq"
+)
+
+// storyView is one order's (or group's) story.
+type storyView struct {
+	Query    string
+	NotFound bool
+	Order    *order.Story
+	Group    *group.View
+	Refunds  []model.Refund
+	Timeline []model.Event
+	Tasks    []taskView
+	// Revealed holds the card codes after a reveal; otherwise the page
+	// shows only how many there are.
+	Revealed []string
+}
+
+// taskView is the asynq task that holds an object now.
+type taskView struct {
+	Type, ID, Queue, State string
+	NextRun                time.Time
+	Retried, MaxRetry      int
+	LastErr                string
+	Missing                bool // not in Redis (done, deleted, or not yet sent from the outbox)
+	Link                   string
+}
+
+// story looks a number up as an order, a refund (its order's story) or a
+// group, and shows its timeline.
+func (c *Console) story(w http.ResponseWriter, r *http.Request) {
+	no := strings.TrimSpace(r.URL.Query().Get("no"))
+	v := &storyView{Query: no}
+	if no != "" {
+		if err := c.lookup(r.Context(), no, v); c.failed(w, r, err) {
+			return
+		}
+	}
+	status := http.StatusOK
+	if v.NotFound {
+		status = http.StatusNotFound
+	}
+	c.render(w, r, status, "story", "Order story", v)
+}
+
+func (c *Console) lookup(ctx context.Context, no string, v *storyView) error {
+	orderNo := no
+	if rf, err := c.sc.Store.RefundByNo(ctx, no); err == nil {
+		orderNo = rf.OrderNo
+	} else if !errors.Is(err, model.ErrNotFound) {
+		return fmt.Errorf("look up refund %s: %w", no, err)
+	}
+	s, err := c.uc.Orders.Story(ctx, orderNo)
+	if errors.Is(err, order.ErrNotFound) {
+		return c.groupStory(ctx, no, v)
+	}
+	if err != nil {
+		return err
+	}
+	v.Order = s
+	v.Timeline = append(v.Timeline, s.Events...)
+	switch s.Status {
+	case model.OrderPending.String():
+		v.Tasks = append(v.Tasks, c.task(tasks.TypeOrderClose, tasks.QueueClose, s.OrderNo, s.CloseGen))
+	case model.OrderPaid.String(), model.OrderClaimed.String(), model.OrderFailed.String():
+		v.Tasks = append(v.Tasks, c.task(tasks.TypeOrderActivate, tasks.QueueCritical, s.OrderNo, s.ActivateGen))
+	}
+	for _, rv := range s.Refunds {
+		rf, err := c.sc.Store.RefundByNo(ctx, rv.RefundNo)
+		if err != nil {
+			return fmt.Errorf("refund %s of order %s: %w", rv.RefundNo, s.OrderNo, err)
+		}
+		v.Refunds = append(v.Refunds, *rf)
+		evs, err := c.sc.Store.EventsFor(ctx, "refund", rf.BaseNo)
+		if err != nil {
+			return fmt.Errorf("refund %s events: %w", rf.RefundNo, err)
+		}
+		v.Timeline = append(v.Timeline, evs...)
+		if rf.Status == model.RefundProcessing || rf.Status == model.RefundManual {
+			v.Tasks = append(v.Tasks, c.task(tasks.TypeRefundExecute, tasks.QueueDefault, rf.RefundNo, rf.TaskGen))
+		}
+	}
+	sort.SliceStable(v.Timeline, func(i, j int) bool { return v.Timeline[i].ID < v.Timeline[j].ID })
+	return nil
+}
+
+func (c *Console) groupStory(ctx context.Context, no string, v *storyView) error {
+	g, err := c.uc.Groups.Get(ctx, no)
+	if errors.Is(err, group.ErrNotFound) {
+		v.NotFound = true
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	v.Group = g
+	if v.Timeline, err = c.sc.Store.EventsFor(ctx, "group", no); err != nil {
+		return fmt.Errorf("group %s events: %w", no, err)
+	}
+	row, err := c.sc.Store.GroupByNo(ctx, no)
+	if err != nil {
+		return fmt.Errorf("group %s: %w", no, err)
+	}
+	if row.Status != model.GroupSettled {
+		v.Tasks = append(v.Tasks, c.task(tasks.TypeGroupSettle, tasks.QueueDefault, no, row.SettleGen))
+	}
+	return nil
+}
+
+// task asks asynq's inspector about the task of a type, number and
+// generation.
+func (c *Console) task(typ, queue, no string, gen int) taskView {
+	id := tasks.ID(typ, no, gen)
+	t := taskView{Type: typ, ID: id, Queue: queue, Link: "/monitoring/queues/" + url.PathEscape(queue) + "/tasks/" + url.PathEscape(id)}
+	info, err := c.sc.Inspector.GetTaskInfo(queue, id)
+	if err != nil {
+		t.Missing = true
+		if !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
+			t.LastErr = err.Error()
+		}
+		return t
+	}
+	t.State, t.NextRun, t.Retried, t.MaxRetry, t.LastErr = info.State.String(), info.NextProcessAt, info.Retried, info.MaxRetry, info.LastErr
+	return t
+}
+
+// reveal shows an order's card codes, once the look is in its history. The
+// codes are in this response only: never in a URL, never cached.
+func (c *Console) reveal(w http.ResponseWriter, r *http.Request) {
+	no := r.PathValue("no")
+	codes, err := c.uc.Orders.RevealCards(r.Context(), no, "the console")
+	if c.failed(w, r, err) {
+		return
+	}
+	v := &storyView{Query: no}
+	if c.failed(w, r, c.lookup(r.Context(), no, v)) {
+		return
+	}
+	v.Revealed = codes
+	c.render(w, r, http.StatusOK, "story", "Order story", v)
+}

@@ -1,0 +1,9 @@
+package console
+
+import (
+	"testing"
+
+	"orderflow/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
