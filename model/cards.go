@@ -78,22 +78,6 @@ func (s *Store) SoldCodes(ctx context.Context, orderID int64) ([]string, error) 
 	return codes, err
 }
 
-// CardCounts returns a product's key count per status.
-func (s *Store) CardCounts(ctx context.Context, productID int64) (map[CardStatus]int64, error) {
-	var rows []struct {
-		Status CardStatus
-		N      int64
-	}
-	if err := s.all(ctx, &rows, `SELECT status, COUNT(*) AS n FROM card_keys WHERE product_id = ? GROUP BY status`, productID); err != nil {
-		return nil, err
-	}
-	out := map[CardStatus]int64{}
-	for _, r := range rows {
-		out[r.Status] = r.N
-	}
-	return out, nil
-}
-
 // RecycleCards moves an order's LOCKED keys to RECYCLED (sellable again) and
 // reports how many moved.
 func (s *Store) RecycleCards(ctx context.Context, orderID int64, at time.Time) (int64, error) {

@@ -153,14 +153,6 @@ func (s *Store) CountParticipants(ctx context.Context, groupID int64) (int64, er
 	return n, err
 }
 
-// GroupsUnsettled lists OPEN/CLOSED groups, earliest deadline first.
-func (s *Store) GroupsUnsettled(ctx context.Context, limit int) ([]Group, error) {
-	var out []Group
-	err := s.all(ctx, &out, "SELECT * FROM `groups` WHERE status IN ? ORDER BY deadline LIMIT ?",
-		[]GroupStatus{GroupOpen, GroupClosed}, limit)
-	return out, err
-}
-
 // BumpSettleGen gives a group still in one of the statuses a new settle
 // task generation.
 func (s *Store) BumpSettleGen(ctx context.Context, id int64, nextGen int, statuses ...GroupStatus) (bool, error) {

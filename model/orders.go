@@ -102,15 +102,6 @@ func (s *Store) ListOrders(ctx context.Context, status *OrderStatus, beforeID in
 	return out, err
 }
 
-// OrdersInStatusSince lists orders that have sat in status since before
-// `before` (by updated_at), oldest first — the sweepers' query.
-func (s *Store) OrdersInStatusSince(ctx context.Context, status OrderStatus, before time.Time, limit int) ([]Order, error) {
-	var out []Order
-	err := s.all(ctx, &out,
-		`SELECT * FROM orders WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?`, status, before, limit)
-	return out, err
-}
-
 // CountOrdersByStatus returns the number of orders per status.
 func (s *Store) CountOrdersByStatus(ctx context.Context) (map[OrderStatus]int64, error) {
 	var rows []struct {
@@ -247,18 +238,6 @@ func (s *Store) RequeueOrder(ctx context.Context, id int64, nextGen int, at time
 		`UPDATE orders SET activate_gen = ?, updated_at = ? WHERE id = ? AND status = ? AND activate_gen = ?`,
 		nextGen, at, id, OrderPaid, nextGen-1)
 	return n == 1, err
-}
-
-// PendingOrders lists pending orders, oldest expiry first, optionally only
-// those that expired before `before` (zero time = all).
-func (s *Store) PendingOrders(ctx context.Context, before time.Time, limit int) ([]Order, error) {
-	var out []Order
-	if before.IsZero() {
-		err := s.all(ctx, &out, `SELECT * FROM orders WHERE status = ? ORDER BY expire_at LIMIT ?`, OrderPending, limit)
-		return out, err
-	}
-	err := s.all(ctx, &out, `SELECT * FROM orders WHERE status = ? AND expire_at < ? ORDER BY expire_at LIMIT ?`, OrderPending, before, limit)
-	return out, err
 }
 
 // BumpCloseGen gives a pending order's close task a new generation.

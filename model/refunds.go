@@ -74,20 +74,6 @@ func (s *Store) ListRefunds(ctx context.Context, status RefundStatus, limit int)
 	return out, err
 }
 
-// RefundsInStatusSince lists refunds in a status not touched since before.
-func (s *Store) RefundsInStatusSince(ctx context.Context, status RefundStatus, before time.Time, limit int) ([]Refund, error) {
-	var out []Refund
-	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?`, status, before, limit)
-	return out, err
-}
-
-// RefundsCreatedBefore lists refunds in a status created before a time.
-func (s *Store) RefundsCreatedBefore(ctx context.Context, status RefundStatus, before time.Time, limit int) ([]Refund, error) {
-	var out []Refund
-	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? AND created_at < ? ORDER BY id LIMIT ?`, status, before, limit)
-	return out, err
-}
-
 // CountRefundsByStatus returns the number of refunds per status.
 func (s *Store) CountRefundsByStatus(ctx context.Context) (map[RefundStatus]int64, error) {
 	var rows []struct {
