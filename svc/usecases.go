@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"orderflow/internal/domain/account"
+	"orderflow/internal/domain/backlog"
 	"orderflow/internal/domain/catalog"
 	"orderflow/internal/domain/group"
 	"orderflow/internal/domain/order"
@@ -29,6 +30,7 @@ type UseCases struct {
 	Notifier   *notify.Deliverer
 	Reconciler *reconcile.Reconciler
 	Sweeper    *reconcile.Sweeper
+	Backlog    *backlog.Service
 }
 
 // NewUseCases builds every use-case service on the context's dependencies.
@@ -59,6 +61,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	}
 	return &UseCases{
 		Sweeper: sweeper,
+		Backlog: &backlog.Service{Store: s.Store, Redis: s.Redis, Clock: s.Clock},
 		Groups:  groups,
 		Notifier: &notify.Deliverer{Store: s.Store, URL: c.NotifyURL, Secret: c.PaySecret,
 			HTTP: &http.Client{Timeout: 10 * time.Second}, Clock: s.Clock, Log: s.Log},

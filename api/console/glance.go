@@ -43,7 +43,7 @@ func (c *Console) glance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := c.sc.Clock.Now()
-	acts, err := c.sc.Store.ActivationsSince(r.Context(), now.Add(-chartBuckets*chartBucket), chartRows)
+	acts, err := c.uc.Backlog.Activations(r.Context(), now.Add(-chartBuckets*chartBucket), chartRows)
 	if c.failed(w, r, err) {
 		return
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"orderflow/internal/infra/metrics"
-	"orderflow/model"
 )
 
 // listLimit bounds every list on a page: the newest rows, each an index walk.
@@ -49,77 +48,37 @@ func (c *Console) needs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) needsView(ctx context.Context) (*needsView, error) {
-	st := c.sc.Store
-	v := &needsView{}
-	orders, err := st.OrdersInStatusLatest(ctx, model.OrderFailed, listLimit)
+	n, err := c.uc.Backlog.Needs(ctx, listLimit)
 	if err != nil {
-		return nil, fmt.Errorf("failed orders: %w", err)
+		return nil, err
 	}
-	nos := make([]string, 0, len(orders))
-	for _, o := range orders {
-		nos = append(nos, o.OrderNo)
-	}
-	last, err := st.LastEvents(ctx, "order", nos)
-	if err != nil {
-		return nil, fmt.Errorf("failed orders' events: %w", err)
-	}
-	for _, o := range orders {
-		v.FailedOrders = append(v.FailedOrders, row{No: o.OrderNo, Age: c.since(o.UpdatedAt), Reason: last[o.OrderNo].Reason,
+	v := &needsView{OutboxBacklog: n.OutboxBacklog, OutboxAge: n.OutboxAge, Sweep: n.Sweep}
+	for _, o := range n.FailedOrders {
+		v.FailedOrders = append(v.FailedOrders, row{No: o.OrderNo, Age: c.since(o.UpdatedAt), Reason: n.OrderReasons[o.OrderNo],
 			Detail: fmt.Sprintf("%s × %d, %s, %d attempts", o.Kind, o.Quantity, money(o.AmountCents), o.Attempts)})
 	}
-
-	refunds, err := st.RefundsInStatusLatest(ctx, model.RefundManual, listLimit)
-	if err != nil {
-		return nil, fmt.Errorf("manual refunds: %w", err)
-	}
-	nos = nos[:0]
-	for _, x := range refunds {
-		nos = append(nos, x.BaseNo)
-	}
-	if last, err = st.LastEvents(ctx, "refund", nos); err != nil {
-		return nil, fmt.Errorf("manual refunds' events: %w", err)
-	}
-	for _, x := range refunds {
-		reason := last[x.BaseNo].Reason
+	for _, x := range n.ManualRefunds {
+		reason := n.RefundReasons[x.BaseNo]
 		if x.LastError != "" {
 			reason += " — " + x.LastError
 		}
 		v.ManualRefunds = append(v.ManualRefunds, row{No: x.RefundNo, Age: c.since(x.UpdatedAt), Reason: reason,
 			Detail: fmt.Sprintf("order %s, %s, %s, provider says %q", x.OrderNo, money(x.AmountCents), x.Reason, x.ProviderStatus)})
 	}
-
-	groups, err := st.GroupsInStatus(ctx, model.GroupFailed, listLimit)
-	if err != nil {
-		return nil, fmt.Errorf("failed groups: %w", err)
-	}
-	for _, g := range groups {
+	for _, g := range n.FailedGroups {
 		v.FailedGroups = append(v.FailedGroups, row{No: g.GroupNo, Age: c.since(g.UpdatedAt), Reason: g.FailureReason,
 			Detail: fmt.Sprintf("%q, %s each", g.Title, money(g.PriceCents))})
 	}
-
-	notes, err := st.FailingNotifications(ctx, listLimit)
-	if err != nil {
-		return nil, fmt.Errorf("failing notifications: %w", err)
+	for _, x := range n.FailingNotices {
+		v.Notifications = append(v.Notifications, row{No: x.NotifyID, Age: c.since(x.CreatedAt), Reason: x.LastError,
+			Detail: fmt.Sprintf("%s to %s: %s (%d attempts)", x.Kind, x.Recipient, x.Subject, x.Attempts)})
 	}
-	for _, n := range notes {
-		v.Notifications = append(v.Notifications, row{No: n.NotifyID, Age: c.since(n.CreatedAt), Reason: n.LastError,
-			Detail: fmt.Sprintf("%s to %s: %s (%d attempts)", n.Kind, n.Recipient, n.Subject, n.Attempts)})
-	}
-
-	held, err := st.LatestHeldPayments(ctx, listLimit)
-	if err != nil {
-		return nil, fmt.Errorf("held payments: %w", err)
-	}
-	for _, h := range held {
+	for _, h := range n.Held {
 		v.Held = append(v.Held, row{No: h.OrderNo, Age: c.since(h.CreatedAt),
 			Reason: "trade " + h.TradeNo + " already pays order " + h.PaidOrderNo, Detail: money(h.AmountCents)})
 	}
-
-	if v.OutboxBacklog, v.OutboxAge, err = st.OutboxBacklog(ctx, c.sc.Clock.Now()); err != nil {
-		return nil, fmt.Errorf("outbox backlog: %w", err)
-	}
 	v.OutboxBehind = v.OutboxAge > time.Minute
-	if v.Sweep, err = metrics.LastSweep(ctx, c.sc.Redis); err == nil && v.Sweep != nil {
+	if v.Sweep != nil {
 		v.SweepAge = c.since(v.Sweep.StartedAt)
 		v.SweepBehind = v.SweepAge > 3*time.Duration(c.sc.Config.SweepInterval)
 	}

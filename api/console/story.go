@@ -12,6 +12,7 @@ import (
 
 	"orderflow/internal/domain/group"
 	"orderflow/internal/domain/order"
+	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/tasks"
 	"orderflow/model"
 
@@ -61,9 +62,9 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) lookup(ctx context.Context, no string, v *storyView) error {
 	orderNo := no
-	if rf, err := c.sc.Store.RefundByNo(ctx, no); err == nil {
+	if rf, err := c.uc.Refunds.Get(ctx, no); err == nil {
 		orderNo = rf.OrderNo
-	} else if !errors.Is(err, model.ErrNotFound) {
+	} else if !errors.Is(err, refund.ErrNotFound) {
 		return fmt.Errorf("look up refund %s: %w", no, err)
 	}
 	s, err := c.uc.Orders.Story(ctx, orderNo)
@@ -82,14 +83,14 @@ func (c *Console) lookup(ctx context.Context, no string, v *storyView) error {
 		v.Tasks = append(v.Tasks, c.task(tasks.TypeOrderActivate, tasks.QueueCritical, s.OrderNo, s.ActivateGen))
 	}
 	for _, rv := range s.Refunds {
-		rf, err := c.sc.Store.RefundByNo(ctx, rv.RefundNo)
+		rf, err := c.uc.Refunds.Get(ctx, rv.RefundNo)
 		if err != nil {
 			return fmt.Errorf("refund %s of order %s: %w", rv.RefundNo, s.OrderNo, err)
 		}
 		v.Refunds = append(v.Refunds, *rf)
-		evs, err := c.sc.Store.EventsFor(ctx, "refund", rf.BaseNo)
+		evs, err := c.uc.Refunds.History(ctx, rf)
 		if err != nil {
-			return fmt.Errorf("refund %s events: %w", rf.RefundNo, err)
+			return err
 		}
 		v.Timeline = append(v.Timeline, evs...)
 		if rf.Status == model.RefundProcessing || rf.Status == model.RefundManual {
@@ -101,7 +102,7 @@ func (c *Console) lookup(ctx context.Context, no string, v *storyView) error {
 }
 
 func (c *Console) groupStory(ctx context.Context, no string, v *storyView) error {
-	g, err := c.uc.Groups.Get(ctx, no)
+	g, err := c.uc.Groups.Story(ctx, no)
 	if errors.Is(err, group.ErrNotFound) {
 		v.NotFound = true
 		return nil
@@ -109,16 +110,9 @@ func (c *Console) groupStory(ctx context.Context, no string, v *storyView) error
 	if err != nil {
 		return err
 	}
-	v.Group = g
-	if v.Timeline, err = c.sc.Store.EventsFor(ctx, "group", no); err != nil {
-		return fmt.Errorf("group %s events: %w", no, err)
-	}
-	row, err := c.sc.Store.GroupByNo(ctx, no)
-	if err != nil {
-		return fmt.Errorf("group %s: %w", no, err)
-	}
-	if row.Status != model.GroupSettled {
-		v.Tasks = append(v.Tasks, c.task(tasks.TypeGroupSettle, tasks.QueueDefault, no, row.SettleGen))
+	v.Group, v.Timeline = g.View, g.Events
+	if !g.Settled {
+		v.Tasks = append(v.Tasks, c.task(tasks.TypeGroupSettle, tasks.QueueDefault, no, g.SettleGen))
 	}
 	return nil
 }

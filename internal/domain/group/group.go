@@ -161,9 +161,14 @@ func (s *Service) Get(ctx context.Context, groupNo string) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.view(ctx, g)
+}
+
+// view is g with its participants.
+func (s *Service) view(ctx context.Context, g *model.Group) (*View, error) {
 	ps, err := s.store.Participants(ctx, g.ID)
 	if err != nil {
-		return nil, fmt.Errorf("group %s participants: %w", groupNo, err)
+		return nil, fmt.Errorf("group %s participants: %w", g.GroupNo, err)
 	}
 	v := &View{GroupNo: g.GroupNo, OwnerUserID: g.OwnerUserID, Title: g.Title, Status: strings.ToLower(g.Status.String()),
 		PriceCents: g.PriceCents, Deadline: g.Deadline, Participants: make([]ParticipantView, 0, len(ps)), Failure: g.FailureReason}

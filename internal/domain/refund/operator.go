@@ -162,3 +162,18 @@ func (s *Service) AlertStale(ctx context.Context) (int, error) {
 		after = old[len(old)-1].ID
 	}
 }
+
+// Get loads one refund by its number (a retry's number too).
+func (s *Service) Get(ctx context.Context, refundNo string) (*model.Refund, error) {
+	return s.load(ctx, refundNo)
+}
+
+// History is a refund's moves, oldest first. Every retry of a refund keeps
+// its events under the base number, so this is the whole story.
+func (s *Service) History(ctx context.Context, r *model.Refund) ([]model.Event, error) {
+	evs, err := s.store.EventsFor(ctx, "refund", r.BaseNo)
+	if err != nil {
+		return nil, fmt.Errorf("refund %s history: %w", r.RefundNo, err)
+	}
+	return evs, nil
+}
