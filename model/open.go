@@ -1,6 +1,7 @@
 package model
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ type PoolConfig struct {
 // parsed times, utf8mb4 and READ COMMITTED, so a read after a 0-row UPDATE
 // sees the committed truth.
 func Open(dsn string, pool PoolConfig) (*gorm.DB, error) {
+	dsn, nodes := splitNodes(dsn)
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse mysql dsn: %w", err)
@@ -46,12 +48,19 @@ func Open(dsn string, pool PoolConfig) (*gorm.DB, error) {
 		delete(cfg.Params, "transaction_isolation")
 		delete(cfg.Params, "tx_isolation")
 		cfg.Params[v] = "'READ-COMMITTED'"
-		db, err = gorm.Open(gormmysql.New(gormmysql.Config{DSNConfig: cfg}), &gorm.Config{
+		var dialector gormmysql.Config
+		if dialector, err = dialectorFor(cfg, nodes); err != nil {
+			return nil, err
+		}
+		db, err = gorm.Open(gormmysql.New(dialector), &gorm.Config{
 			Logger:                 logger.Discard,
 			SkipDefaultTransaction: true,
 		})
 		if err == nil || mysqlErrno(err) != 1193 {
 			break
+		}
+		if dialector.Conn != nil {
+			_ = dialector.Conn.(*sql.DB).Close()
 		}
 	}
 	if err != nil {
@@ -68,12 +77,16 @@ func Open(dsn string, pool PoolConfig) (*gorm.DB, error) {
 		sqlDB.SetMaxIdleConns(pool.MaxIdle)
 	}
 	sqlDB.SetConnMaxLifetime(30 * time.Minute)
+	if len(nodes) > 1 {
+		sqlDB.SetConnMaxLifetime(nodeConnMaxLifetime)
+	}
 	return db, nil
 }
 
 // EnsureDatabase creates the DSN's database if it does not exist yet, so a
 // fresh server needs no manual step before `api migrate`.
 func EnsureDatabase(dsn string) error {
+	dsn, nodes := splitNodes(dsn)
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return fmt.Errorf("parse mysql dsn: %w", err)
@@ -83,7 +96,11 @@ func EnsureDatabase(dsn string) error {
 		return fmt.Errorf("mysql dsn names no database")
 	}
 	cfg.DBName = ""
-	db, err := gorm.Open(gormmysql.New(gormmysql.Config{DSNConfig: cfg}), &gorm.Config{Logger: logger.Discard})
+	dialector, err := dialectorFor(cfg, nodes)
+	if err != nil {
+		return err
+	}
+	db, err := gorm.Open(gormmysql.New(dialector), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
 		return fmt.Errorf("connect to mysql server: %w", err)
 	}
@@ -91,4 +108,18 @@ func EnsureDatabase(dsn string) error {
 		defer sqlDB.Close()
 	}
 	return db.Exec("CREATE DATABASE IF NOT EXISTS `" + strings.ReplaceAll(name, "`", "") + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin").Error
+}
+
+// dialectorFor is gorm's MySQL configuration for cfg: the driver's own
+// connections for one address, the node connector (nodes.go) for a list.
+func dialectorFor(cfg *mysql.Config, nodes []string) (gormmysql.Config, error) {
+	d := gormmysql.Config{DSNConfig: cfg}
+	if len(nodes) > 1 {
+		nc, err := newNodeConnector(cfg, nodes)
+		if err != nil {
+			return d, err
+		}
+		d.Conn = sql.OpenDB(nc)
+	}
+	return d, nil
 }

@@ -97,11 +97,15 @@ func IsDuplicate(err error) bool {
 	return mysqlErrno(err) == 1062 || c == sqliteConstraintUnique || c == sqliteConstraintPrimaryKey
 }
 
-// isRetryableTxError: MySQL's deadlock victim or lock wait timeout, or
-// SQLite's busy database (the write lock stayed taken past busy_timeout).
+// isRetryableTxError: MySQL's deadlock victim or lock wait timeout (on
+// Galera 1213 is also a certification failure at COMMIT, or a transaction
+// aborted by a replicated write it conflicted with), Galera's node not
+// ready (its connection is dropped, nodes.go, so the re-run goes to another
+// node), or SQLite's busy database (the write lock stayed taken past
+// busy_timeout).
 func isRetryableTxError(err error) bool {
 	n := mysqlErrno(err)
-	return n == 1213 || n == 1205 || sqliteCode(err)&0xff == sqliteBusy
+	return n == 1213 || n == 1205 || n == errNotPrimary || sqliteCode(err)&0xff == sqliteBusy
 }
 
 // SQLite result codes (https://sqlite.org/rescode.html) the ledger handles.

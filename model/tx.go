@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -14,6 +15,14 @@ import (
 // InnoDB picks a victim and rolls it back whole, so re-running is safe, but an
 // unbounded loop would hide a real locking bug.
 const maxTxAttempts = 4
+
+// txRetries counts transactions re-run after a retryable error.
+var txRetries atomic.Int64
+
+// TxRetries is how many transactions this process has re-run after a
+// deadlock, lock wait timeout, Galera certification failure or a node that
+// was not ready: the HA suite shows a conflict between two nodes this way.
+func TxRetries() int64 { return txRetries.Load() }
 
 // InTx runs fn in one transaction on a Store bound to it. A deadlock or lock
 // wait timeout rolls back and re-runs fn, at most maxTxAttempts times. Called
@@ -44,6 +53,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 		if !isRetryableTxError(err) || ctx.Err() != nil {
 			return err
 		}
+		txRetries.Add(1)
 		time.Sleep(time.Duration(attempt*attempt) * 5 * time.Millisecond)
 	}
 	return err
