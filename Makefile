@@ -2,7 +2,7 @@
 GO ?= go
 TEST_FLAGS ?= -race -count=1 -timeout 14m
 
-.PHONY: help run run-mysql demo test lint build test-cluster browser chaos chaos-short audit bench bench-console fuzz
+.PHONY: help run run-mysql demo test lint build test-cluster test-ha browser chaos chaos-short audit bench bench-ha bench-console fuzz
 
 ## help: list every target with what it does (the default goal: plain `make` runs it)
 help:
@@ -46,6 +46,12 @@ bench:
 	./scripts/services.sh
 	$(GO) run ./cmd/bench $(BENCH_FLAGS)
 
+## bench-ha: the end-to-end closed loop on the single MariaDB, then on a private 3-node Galera cluster, in one run (docs/ha.md)
+bench-ha:
+	./scripts/ha-packages.sh
+	./scripts/services.sh
+	$(GO) run ./cmd/bench -phases e2e,galera -half-time 0 -json tmp/bench-ha.json $(BENCH_FLAGS)
+
 ## bench-console: each console page timed over HTTP with 100,000 orders in the ledger (must be < 200 ms)
 bench-console:
 	./scripts/services.sh
@@ -68,6 +74,12 @@ audit:
 test-cluster:
 	./scripts/services.sh
 	$(GO) test -race -tags cluster -count=1 -timeout 10m -v ./tests/operations/ -run Cluster
+
+## test-ha: Galera + Redis Sentinel: the ha-tagged tests, then the chaos run on them at SEED (installs galera-4 etc. if missing; ~5 min)
+test-ha: build
+	./scripts/ha-packages.sh
+	$(GO) test -race -tags ha -count=1 -timeout 10m -v ./tests/ha/
+	$(GO) run ./cmd/chaos -ha -seed $(SEED) -bin bin
 
 ## browser: headless Chromium checks the asynqmon dashboard and drives the console (tmp/monitoring.png, tmp/console-*.png)
 browser:

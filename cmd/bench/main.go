@@ -184,6 +184,11 @@ func run(ctx context.Context, p Params) *Report {
 			}
 		}
 	}
+	if p.runs(galeraPhase) {
+		if err := phaseGalera(ctx, e, r); err != nil {
+			fail("galera", err)
+		}
+	}
 	if p.runs("close") || p.runs("group") {
 		if err := phaseCloseAndGroup(ctx, e, r); err != nil {
 			fail("close/group", err)

@@ -26,6 +26,7 @@ type Report struct {
 	FloorForRatio float64       `json:"floor_for_ratio,omitempty"`        // mean of the two: the denominator
 	CPURatio      float64       `json:"cpu_ratio_floor_to_e2e,omitempty"` // floor CPU per order ÷ the product's: the ratio the CPU budget predicts
 	E2E           *E2EReport    `json:"end_to_end,omitempty"`
+	Galera        *GaleraResult `json:"galera,omitempty"`
 	Close         *CloseResult  `json:"timeout_close,omitempty"`
 	Group         *GroupResult  `json:"group_settle,omitempty"`
 	Resources     []Resource    `json:"resources,omitempty"`
@@ -136,6 +137,18 @@ func (r *Report) printTable(w io.Writer) {
 					h.PaidToFinished.P50, h.PaidToFinished.P95, h.PaidToFinished.Max, h.PaidToClaimed.P50, h.PaidToClaimed.P99, h.Orders, h.ClientErrors, h.LateArrivals))
 			if len(h.MovePlans) > 0 {
 				row("", "  index EXPLAIN picks for the worker's moves", "half load", planCounts(h.MovePlans))
+			}
+		}
+	}
+	if g := r.Galera; g != nil {
+		for _, v := range []struct {
+			name string
+			res  *LoadResult
+		}{{"wsrep_sync_wait=1", g.SyncWait}, {"wsrep_sync_wait=0", g.NoSyncWait}} {
+			if c := v.res; c != nil {
+				row("2g", fmt.Sprintf("3-node Galera, closed loop: API on node 1, workers on node 2 (%s)", v.name), fmt.Sprintf("%.0f orders/s", c.OrdersPerS),
+					fmt.Sprintf("paid→finished p50 %.1f / p95 %.1f / p99 %.1f ms; create / pay p50 %.1f / %.1f ms; %d orders, %d client errors",
+						c.PaidToFinished.P50, c.PaidToFinished.P95, c.PaidToFinished.P99, c.Create.P50, c.Pay.P50, c.Orders, c.ClientErrors))
 			}
 		}
 	}

@@ -6,6 +6,7 @@
 //
 //	go run ./cmd/chaos -seed 42            # full: about 4-5 minutes
 //	go run ./cmd/chaos -seed 7 -short      # fast tier: under 2 minutes
+//	go run ./cmd/chaos -seed 1 -ha         # Galera + Sentinel (make test-ha)
 package main
 
 import (
@@ -34,6 +35,7 @@ func run() int {
 	flag.StringVar(&cfg.BinDir, "bin", "", "directory with prebuilt api, queue and paysim binaries (default: build them)")
 	flag.StringVar(&cfg.WorkDir, "dir", "", "directory for process logs (default: a temporary one, removed after a pass)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep logs and the MariaDB data directory")
+	flag.BoolVar(&cfg.HA, "ha", false, "run on a 3-node Galera cluster and Redis Sentinel, with their faults (make test-ha)")
 	flag.Parse()
 	cfg.Out = os.Stdout
 

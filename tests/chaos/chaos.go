@@ -26,8 +26,6 @@ import (
 	"orderflow/internal/audit"
 	"orderflow/internal/testenv/child"
 	"orderflow/model"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Binaries are the commands a run starts as child processes.
@@ -53,6 +51,9 @@ type Config struct {
 	WorkDir string
 	// Keep leaves the logs and the MariaDB data directory in place.
 	Keep bool
+	// HA runs on a 3-node Galera cluster and a Redis Sentinel group, with
+	// their own faults (ha.go) instead of the single servers' ones.
+	HA bool
 	// Out receives progress lines (nil: discarded).
 	Out io.Writer
 }
@@ -60,6 +61,9 @@ type Config struct {
 func (c *Config) defaults() {
 	if c.Duration == 0 {
 		c.Duration = 150 * time.Second
+		if c.HA {
+			c.Duration = 100 * time.Second
+		}
 		if c.Short {
 			c.Duration = 40 * time.Second
 		}
@@ -98,6 +102,7 @@ func (p *progress) Printf(format string, args ...any) {
 type Report struct {
 	Seed     int64
 	Short    bool
+	HA       bool
 	Workload time.Duration
 	Workers  int
 	// Faults counts injections per kind; FaultLog lists them in order.
@@ -142,6 +147,8 @@ type Report struct {
 	// Audit is the ledger audit after quiescence.
 	Audit *audit.Report
 	Total time.Duration
+	// HANotes describes an HA run's Galera kills, failovers and cuts.
+	HANotes []string
 	// LogDir holds every process's log.
 	LogDir string
 }
@@ -149,7 +156,7 @@ type Report struct {
 // MissingFaults lists fault kinds the run never injected.
 func (r *Report) MissingFaults() []string {
 	var out []string
-	for _, k := range kindsFor(r.Short) {
+	for _, k := range kindsFor(r.Short, r.HA) {
 		if r.Faults[k] == 0 {
 			out = append(out, k)
 		}
@@ -180,7 +187,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	cfg.defaults()
 	started := time.Now()
 	out := &progress{w: cfg.Out, start: started}
-	rep = &Report{Seed: cfg.Seed, Short: cfg.Short, Workload: cfg.Duration, Workers: cfg.Workers}
+	rep = &Report{Seed: cfg.Seed, Short: cfg.Short, HA: cfg.HA, Workload: cfg.Duration, Workers: cfg.Workers}
 
 	dir := cfg.WorkDir
 	if dir == "" {
@@ -208,7 +215,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	out.Printf("seed %d, workload %s, %d workers, %d clients, logs in %s", cfg.Seed, cfg.Duration, cfg.Workers, cfg.Clients, dir)
 
-	c, err := startCluster(ctx, clusterConfig{dir: dir, datadir: datadir, bin: bin, seed: cfg.Seed, workers: cfg.Workers, out: out})
+	c, err := startCluster(ctx, clusterConfig{dir: dir, datadir: datadir, bin: bin, seed: cfg.Seed, workers: cfg.Workers, ha: cfg.HA, out: out})
 	defer func() {
 		if c != nil {
 			c.stop()
@@ -234,6 +241,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 
 	faults := schedule(cfg.Seed, cfg.Duration, cfg.Short, len(c.workers), len(c.apis))
+	if cfg.HA {
+		faults = haSchedule(cfg.Seed, cfg.Duration, len(c.workers), len(c.apis))
+	}
 	inj := &injector{c: c, out: out, seed: cfg.Seed, injected: map[string]int{}}
 	loadStart := time.Now()
 	var faultsDone sync.WaitGroup
@@ -245,7 +255,13 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		// The last fault is always a partial Redis loss with the epoch
 		// marker kept — what only the sweep heals — so time to heal
 		// measures the sweep, not the tail of whatever fault came last.
-		inj.inject(ctx, fault{at: time.Since(loadStart), kind: FaultRedisPartial, share: 0.5})
+		last := fault{at: time.Since(loadStart), kind: FaultRedisPartial, share: 0.5}
+		if cfg.HA {
+			// On Sentinel the same loss comes from a failover to a replica
+			// that had not received the last writes.
+			last = fault{at: time.Since(loadStart), kind: FaultRedisFailover, down: 1500 * time.Millisecond}
+		}
+		inj.inject(ctx, last)
 		// Time to heal counts from here, while the workload may still run.
 		db, err := audit.Open(c.dsn)
 		if err != nil {
@@ -253,7 +269,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			return
 		}
 		defer db.Close()
-		rdb := redis.NewClient(&redis.Options{Addr: c.redis.Addr()})
+		rdb := c.redisClient()
 		defer rdb.Close()
 		out.Printf("last fault healed; measuring time to heal")
 		var h healState
@@ -266,6 +282,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	out.Printf("workload done; waiting for the last faults to heal")
 	faultsDone.Wait()
 	rep.Faults, rep.FaultLog = inj.counts(), inj.log
+	if c.ha != nil {
+		c.ha.mu.Lock()
+		rep.HANotes = append([]string{}, c.ha.notes...)
+		c.ha.mu.Unlock()
+	}
 
 	out.Printf("healing everything")
 	if err := c.heal(ctx); err != nil {
@@ -294,7 +315,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		out.Printf("NOT quiescent after %s: %s", bound, rest)
 	}
 
-	rdb := redis.NewClient(&redis.Options{Addr: c.redis.Addr()})
+	rdb := c.redisClient()
 	defer rdb.Close()
 	provider, err := audit.FetchProvider(ctx, c.simURL)
 	if err != nil {
@@ -376,11 +397,14 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "seed %d (%s), workload %s, %d workers, total %s, logs %s\n", r.Seed, mode, r.Workload, r.Workers, r.Total.Round(time.Second), r.LogDir)
 
 	fmt.Fprintf(w, "\nfaults injected:\n")
-	for _, k := range kindsFor(r.Short) {
+	for _, k := range kindsFor(r.Short, r.HA) {
 		fmt.Fprintf(w, "  %-16s %d\n", k, r.Faults[k])
 	}
 	for _, l := range r.FaultLog {
 		fmt.Fprintf(w, "    %s\n", l)
+	}
+	if r.HA {
+		r.printHA(w)
 	}
 
 	fmt.Fprintf(w, "\nworkload scenarios:\n  %-22s %8s %9s %8s %8s\n", "scenario", "started", "completed", "refused", "gave up")

@@ -74,6 +74,10 @@ type cluster struct {
 	// the admin's notifications: the operator retries them.
 	groupRetries chan string
 
+	// ha holds the Galera cluster and the Sentinel group of an HA run
+	// (ha.go); db and redis are nil then.
+	ha *haServers
+
 	supervisorStop context.CancelFunc
 	supervisorDone sync.WaitGroup
 }
@@ -88,7 +92,37 @@ type clusterConfig struct {
 	dir, datadir, bin string
 	seed              int64
 	workers           int
+	ha                bool
 	out               *progress
+}
+
+// startServers starts the private MariaDB and Redis.
+func (c *cluster) startServers(ctx context.Context, cc clusterConfig, port func() int) error {
+	var err error
+	if c.db, err = newMariaDB(cc.datadir, cc.dir, port()); err != nil {
+		return err
+	}
+	if err := c.db.proc.Start(); err != nil {
+		return err
+	}
+	if err := c.db.WaitReady(ctx, 60*time.Second); err != nil {
+		return err
+	}
+	redisDir := filepath.Join(cc.dir, "redis")
+	if err := os.MkdirAll(redisDir, 0o755); err != nil {
+		return err
+	}
+	if c.redis, err = newRedis(redisDir, cc.dir, port()); err != nil {
+		return err
+	}
+	if err := c.redis.proc.Start(); err != nil {
+		return err
+	}
+	if err := c.redis.WaitReady(ctx, 10*time.Second); err != nil {
+		return err
+	}
+	c.out.Printf("mariadb :%d (data %s), redis :%d", c.db.port, cc.datadir, c.redis.port)
+	return nil
 }
 
 func startCluster(ctx context.Context, cc clusterConfig) (*cluster, error) {
@@ -104,29 +138,13 @@ func startCluster(ctx context.Context, cc clusterConfig) (*cluster, error) {
 		return p
 	}
 	var err error
-	if c.db, err = newMariaDB(cc.datadir, cc.dir, port()); err != nil {
-		return nil, err
-	}
-	if err := c.db.proc.Start(); err != nil {
-		return nil, err
-	}
-	if err := c.db.WaitReady(ctx, 60*time.Second); err != nil {
+	if cc.ha {
+		if err := c.startHAServers(ctx, cc); err != nil {
+			return c, err
+		}
+	} else if err := c.startServers(ctx, cc, port); err != nil {
 		return c, err
 	}
-	redisDir := filepath.Join(cc.dir, "redis")
-	if err := os.MkdirAll(redisDir, 0o755); err != nil {
-		return c, err
-	}
-	if c.redis, err = newRedis(redisDir, cc.dir, port()); err != nil {
-		return c, err
-	}
-	if err := c.redis.proc.Start(); err != nil {
-		return c, err
-	}
-	if err := c.redis.WaitReady(ctx, 10*time.Second); err != nil {
-		return c, err
-	}
-	c.out.Printf("mariadb :%d (data %s), redis :%d", c.db.port, cc.datadir, c.redis.port)
 
 	// The notification webhook: acknowledges everything.
 	nln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -148,7 +166,9 @@ func startCluster(ctx context.Context, cc clusterConfig) (*cluster, error) {
 	}), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = c.notify.Serve(nln) }()
 
-	c.dsn = c.db.DSN("orderflow")
+	if c.ha == nil {
+		c.dsn = c.db.DSN("orderflow")
+	}
 	apiPorts := []int{port(), port()}
 	for _, p := range apiPorts {
 		c.apiURLs = append(c.apiURLs, "http://127.0.0.1:"+strconv.Itoa(p))
@@ -181,22 +201,19 @@ func startCluster(ctx context.Context, cc clusterConfig) (*cluster, error) {
 	c.sim = newProc("paysim", filepath.Join(cc.bin, "paysim"), nil, simEnv, filepath.Join(cc.dir, "paysim.log"))
 
 	for i, ttl := range []time.Duration{longTTL, shortTTL} {
-		env := append(append([]string{}, base...), "ORDERFLOW_HTTP_ADDR="+strings.TrimPrefix(c.apiURLs[i], "http://"), "ORDERFLOW_ORDER_TTL="+ttl.String())
+		env := append(append(append([]string{}, base...), c.haEnv(i, false)...), "ORDERFLOW_HTTP_ADDR="+strings.TrimPrefix(c.apiURLs[i], "http://"), "ORDERFLOW_ORDER_TTL="+ttl.String())
 		name := fmt.Sprintf("api-%d", i+1)
 		c.apis = append(c.apis, newProc(name, filepath.Join(cc.bin, "api"), nil, env, filepath.Join(cc.dir, name+".log")))
 	}
 	for i := range cc.workers {
 		addr := "127.0.0.1:" + strconv.Itoa(port())
-		env := append(append([]string{}, base...), "ORDERFLOW_HTTP_ADDR="+addr, "ORDERFLOW_ORDER_TTL="+longTTL.String(),
+		env := append(append(append([]string{}, base...), c.haEnv(len(c.apis)+i, true)...), "ORDERFLOW_HTTP_ADDR="+addr, "ORDERFLOW_ORDER_TTL="+longTTL.String(),
 			"ORDERFLOW_FAILPOINTS="+crashWindows, "ORDERFLOW_MAX_ATTEMPTS=3")
 		name := fmt.Sprintf("worker-%d", i+1)
 		c.workers = append(c.workers, newProc(name, filepath.Join(cc.bin, "queue"), nil, env, filepath.Join(cc.dir, name+".log")))
 		c.wURLs = append(c.wURLs, "http://"+addr)
 	}
-	for _, p := range c.all() {
-		if p == c.db.proc || p == c.redis.proc {
-			continue
-		}
+	for _, p := range c.services() {
 		if err := p.Start(); err != nil {
 			return c, err
 		}
@@ -222,11 +239,12 @@ func (c *cluster) baseEnv(notifyURL, payURL string) []string {
 			env = append(env, kv)
 		}
 	}
+	env = append(env, c.redisEnv()...)
 	return append(env,
 		"ORDERFLOW_CONFIG=/nonexistent",
 		"ORDERFLOW_MYSQL_DSN="+c.dsn,
 		"ORDERFLOW_DB_MAX_OPEN=16",
-		"ORDERFLOW_REDIS_ADDR="+c.redis.Addr(),
+		"ORDERFLOW_REDIS_ADDR="+c.redisAddr(),
 		"ORDERFLOW_REDIS_DB=0",
 		"ORDERFLOW_ADMIN_TOKEN="+c.adminToken,
 		"ORDERFLOW_PAY_SECRET="+c.paySecret,
@@ -258,7 +276,7 @@ func (c *cluster) baseEnv(notifyURL, payURL string) []string {
 }
 
 func (c *cluster) all() []*proc {
-	ps := []*proc{c.db.proc, c.redis.proc, c.sim}
+	ps := append(c.serverProcs(), c.sim)
 	ps = append(ps, c.apis...)
 	return append(ps, c.workers...)
 }
@@ -276,6 +294,11 @@ func (c *cluster) heal(ctx context.Context) error {
 	if err := c.proxy.Restore(); err != nil {
 		return err
 	}
+	if c.ha != nil {
+		if err := c.ha.cut.Restore(); err != nil {
+			return err
+		}
+	}
 	for _, p := range c.all() {
 		p.Want()
 	}
@@ -284,10 +307,7 @@ func (c *cluster) heal(ctx context.Context) error {
 
 // waitUp waits until every process answers.
 func (c *cluster) waitUp(ctx context.Context, within time.Duration) error {
-	if err := c.db.WaitReady(ctx, within); err != nil {
-		return err
-	}
-	if err := c.redis.WaitReady(ctx, within); err != nil {
+	if err := c.waitServers(ctx, within); err != nil {
 		return err
 	}
 	if err := waitHTTP(ctx, c.simURL+"/admin/config", within); err != nil {
@@ -316,12 +336,7 @@ func (c *cluster) stop() {
 		}
 	}
 	wg.Wait()
-	if c.redis != nil {
-		c.redis.proc.Kill9()
-	}
-	if c.db != nil {
-		c.db.proc.Kill9()
-	}
+	c.stopServers()
 	if c.notify != nil {
 		_ = c.notify.Close()
 	}

@@ -50,7 +50,10 @@ var shortKinds = []string{FaultWorkerKill, FaultAPIKill, FaultRedisWipe, FaultMa
 	FaultRedisPartial, FaultAPIKillMidCreate}
 
 // kindsFor is the kinds a run must inject.
-func kindsFor(short bool) []string {
+func kindsFor(short, ha bool) []string {
+	if ha {
+		return HAKinds
+	}
 	if short {
 		return shortKinds
 	}
@@ -87,6 +90,12 @@ func (f fault) String() string {
 		return fmt.Sprintf("%s %.0f%% of tasks and counters", f.kind, 100*f.share)
 	case FaultPaysimDown:
 		what = f.mode
+	case FaultGaleraKill:
+		what = fmt.Sprintf("node-%d", f.target+1)
+	case FaultDBCut:
+		what = "worker-1"
+	case FaultRedisFailover:
+		what = "replica lagging"
 	}
 	return fmt.Sprintf("%s %s down %s", f.kind, what, f.down.Round(100*time.Millisecond))
 }
@@ -104,7 +113,7 @@ func schedule(seed int64, d time.Duration, short bool, workers, apis int) []faul
 	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo)+1)) }
 	var out []fault
 	start, end := d/10, d*85/100
-	for _, kind := range kindsFor(short) {
+	for _, kind := range kindsFor(short, false) {
 		n := counts[kind]
 		slot := (end - start) / time.Duration(n)
 		for i := range n {
@@ -239,6 +248,8 @@ func (in *injector) inject(ctx context.Context, f fault) {
 		if err := c.apis[f.target].RestartWith("ORDERFLOW_FAILPOINTS=" + failpoint.CreateAfterStockTake + "=1*exit"); err != nil {
 			in.out.Printf("api-kill-mid-create: %v", err)
 		}
+	case FaultGaleraKill, FaultRedisFailover, FaultDBCut:
+		in.injectHA(ctx, f, wait)
 	case FaultPaysimDown:
 		if f.mode == faultSimFreeze {
 			c.sim.Freeze()
