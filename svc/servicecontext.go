@@ -1,6 +1,7 @@
 package svc
 
 import (
+	"context"
 	"errors"
 
 	"orderflow/internal/infra/clock"
@@ -24,6 +25,8 @@ type ServiceContext struct {
 	Asynq     *asynq.Client
 	Inspector *asynq.Inspector
 	Tasks     tasks.Table
+
+	stopWatch context.CancelFunc // ends watchFailovers (sentinel mode)
 }
 
 // New connects every dependency. The caller closes it with Close.
@@ -33,6 +36,12 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		return nil, err
 	}
 	rdb := NewRedis(c)
+	stop := context.CancelFunc(func() {})
+	if c.RedisMode == "sentinel" {
+		var ctx context.Context
+		ctx, stop = context.WithCancel(context.Background())
+		watchFailovers(ctx, c, rdb, log)
+	}
 	return &ServiceContext{
 		Config:    c,
 		Log:       log,
@@ -43,6 +52,7 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		Asynq:     asynq.NewClientFromRedisClient(rdb),
 		Inspector: asynq.NewInspectorFromRedisClient(rdb),
 		Tasks:     tasks.NewTable(c.TaskConfig()),
+		stopWatch: stop,
 	}, nil
 }
 
@@ -61,6 +71,9 @@ func (c Config) TaskConfig() tasks.Config {
 
 // Close releases every connection.
 func (s *ServiceContext) Close() error {
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
 	var errs []error
 	if sqlDB, err := s.DB.DB(); err == nil {
 		errs = append(errs, sqlDB.Close())

@@ -51,3 +51,33 @@ func Drop(ctx context.Context, rdb redis.UniversalClient, log *zap.Logger, order
 		log.Warn("order cache delete failed; entries expire by TTL", zap.Strings("order_nos", nos), zap.Error(err))
 	}
 }
+
+// DropAll deletes every cached order view and returns how many keys went.
+// After a Redis failover the new master may still hold views whose DEL it
+// never received (lost with the writes the replica lagged behind on), so
+// none of them can be trusted; the next reads fill again from the ledger.
+func DropAll(ctx context.Context, rdb redis.UniversalClient) (int, error) {
+	n := 0
+	iter := rdb.Scan(ctx, 0, "cache:order:*", 1000).Iterator()
+	var batch []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := rdb.Del(ctx, batch...).Err()
+		n += len(batch)
+		batch = batch[:0]
+		return err
+	}
+	for iter.Next(ctx) {
+		if batch = append(batch, iter.Val()); len(batch) == 500 {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return n, err
+	}
+	return n, flush()
+}
