@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"orderflow/tests/chaos"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // GaleraResult is the opt-in galera phase (make bench-ha): the closed loop
@@ -64,11 +66,16 @@ func phaseGalera(ctx context.Context, e *benchEnv, r *Report) error {
 		return err
 	}
 	defer ge.db.Close()
-	// The reserved Redis DB still holds the single node's stock counters for
-	// the same product IDs: start it empty (our own DB number only).
-	if err := e.rdb.FlushDB(ctx).Err(); err != nil {
+	// A Redis DB of its own: the single node's stock counters for the same
+	// product IDs stay where the end-of-run audit compares them.
+	res, err := reserveRedisDB(ctx, p.RedisAddr, p.RedisDB)
+	if err != nil {
 		return err
 	}
+	defer res.release(context.WithoutCancel(ctx), p.RedisAddr)
+	ge.redisDB = res.db
+	ge.rdb = redis.NewClient(&redis.Options{Addr: p.RedisAddr, DB: res.db})
+	defer ge.rdb.Close()
 	nodes := func(order ...int) []string {
 		var out []string
 		for _, i := range order {
