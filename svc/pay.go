@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/alipay"
 	paysimpay "orderflow/internal/infra/pay/paysim"
 )
 
@@ -27,6 +28,17 @@ func newProvider(c Config, name string) (pay.Provider, error) {
 	switch name {
 	case pay.NamePaysim:
 		return paysimpay.New(c.PayURL, c.PaySecret, c.PayTimeout.D()), nil
+	case pay.NameAlipay:
+		priv, err := Key(c.AlipayPrivateKey)
+		if err != nil {
+			return nil, err
+		}
+		pub, err := Key(c.AlipayPublicKey)
+		if err != nil {
+			return nil, err
+		}
+		return alipay.New(alipay.Config{AppID: c.AlipayAppID, PrivateKey: priv, PublicKey: pub,
+			GatewayURL: c.AlipayGatewayURL, NotifyURL: c.AlipayNotifyURL, Timeout: c.PayTimeout.D()})
 	}
-	return nil, fmt.Errorf("not available in this build (have %s)", strings.Join([]string{pay.NamePaysim}, ", "))
+	return nil, fmt.Errorf("not available in this build (have %s)", strings.Join([]string{pay.NamePaysim, pay.NameAlipay}, ", "))
 }
