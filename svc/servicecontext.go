@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/tasks"
 	"orderflow/model"
 
@@ -25,12 +26,18 @@ type ServiceContext struct {
 	Asynq     *asynq.Client
 	Inspector *asynq.Inspector
 	Tasks     tasks.Table
+	// Pay is the enabled payment providers (ORDERFLOW_PAY_PROVIDERS).
+	Pay *pay.Registry
 
 	stopWatch context.CancelFunc // ends watchFailovers (sentinel mode)
 }
 
 // New connects every dependency. The caller closes it with Close.
 func New(c Config, log *zap.Logger) (*ServiceContext, error) {
+	reg, err := NewPayRegistry(c)
+	if err != nil {
+		return nil, err
+	}
 	db, err := NewDB(c)
 	if err != nil {
 		return nil, err
@@ -52,6 +59,7 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		Asynq:     asynq.NewClientFromRedisClient(rdb),
 		Inspector: asynq.NewInspectorFromRedisClient(rdb),
 		Tasks:     tasks.NewTable(c.TaskConfig()),
+		Pay:       reg,
 		stopWatch: stop,
 	}, nil
 }

@@ -38,6 +38,7 @@ type Sim struct {
 	// refunds holds every out_request_no the simulator was called with or
 	// told about, applied or not.
 	refunds         map[string]*refund
+	payments        map[string]notification // by order_no: what GET /payments/{order_no} answers
 	paymentsSent    int64
 	callbacksSent   int64
 	callbacksFailed int64
@@ -93,11 +94,13 @@ func (s *Sim) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /refunds", s.signed(s.handleCreateRefund))
 	mux.Handle("GET /refunds/{out_request_no}", s.signed(s.handleQueryRefund))
+	mux.Handle("GET /payments/{order_no}", s.signed(s.handleQueryPayment))
 	mux.HandleFunc("POST /admin/refunds/{out_request_no}/fail", s.handleFailRefund)
 	mux.HandleFunc("GET /admin/stats", s.handleStats)
 	mux.HandleFunc("GET /admin/config", s.handleGetKnobs)
 	mux.HandleFunc("POST /admin/config", s.handlePostKnobs)
 	mux.HandleFunc("POST /admin/pay", s.handlePay)
+	mux.HandleFunc("GET /checkout/{order_no}", s.handleCheckout)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path)
 	})
