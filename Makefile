@@ -26,7 +26,7 @@ test: lint
 	./scripts/services.sh
 	$(GO) test $(TEST_FLAGS) ./...
 
-## lint: gofmt check, go vet, then golangci-lint at GOLANGCI_LINT_VERSION with .golangci.yaml
+## lint: gofmt check, go vet, golangci-lint at GOLANGCI_LINT_VERSION with .golangci.yaml, the OpenAPI document's lint
 # `go run …@version` builds that exact release without touching go.mod; the first run downloads
 # and compiles it (minutes on 2 cores), later runs start from the build cache.
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -35,6 +35,7 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GOLANGCI_LINT) run ./...
+	$(GO) run ./cmd/apilint
 
 ## build: the api, queue, paysim and orderflow binaries into bin/
 build:

@@ -35,6 +35,7 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
 	mux.Handle("GET /metrics", metrics.Handler(uc.Metrics, h.sources))
+	mux.HandleFunc("GET /api/openapi.yaml", serveOpenAPI)
 
 	mux.HandleFunc("POST /api/v1/orders", h.requireUser(false, h.createOrder))
 	mux.HandleFunc("GET /api/v1/orders/{order_no}", h.requireUser(true, h.getOrder))

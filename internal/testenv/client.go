@@ -3,7 +3,6 @@ package testenv
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,8 @@ type Client struct {
 	Token string
 }
 
-var httpClient = &http.Client{Timeout: 30 * time.Second}
+// httpClient checks every exchange against the OpenAPI document.
+var httpClient = HTTPClient(30 * time.Second)
 
 // Do sends a request with an optional JSON body and headers, decodes a JSON
 // answer into out (if not nil) and returns the status.

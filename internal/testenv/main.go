@@ -39,7 +39,9 @@ func WithMinParallel(n int) MainOption {
 var binDir string
 
 // Main is every test package's TestMain: it prepares what the options ask
-// for, runs the tests, cleans up and exits with their status.
+// for, runs the tests, cleans up and exits with their status — failed, too,
+// when an exchange with the API broke its OpenAPI document and no test
+// reported it.
 //
 //	func TestMain(m *testing.M) { testenv.Main(m, testenv.WithBinaries("queue")) }
 func Main(m *testing.M, opts ...MainOption) {
@@ -67,7 +69,12 @@ func runMain(m *testing.M, opts []MainOption) int {
 		}
 		binDir = dir
 	}
-	return m.Run()
+	code := m.Run()
+	if err := leftViolations(); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	return code
 }
 
 func raiseParallel(n int) {

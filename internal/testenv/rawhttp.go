@@ -41,6 +41,7 @@ func (c *Client) Raw(t testing.TB, method, path string, body []byte, headers ...
 	t.Helper()
 	st, raw, err := c.Send(method, path, body, headers...)
 	if err != nil {
+		surfaced(err)
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	return st, raw

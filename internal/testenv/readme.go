@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -53,7 +52,7 @@ func StartReadmeRun(t testing.TB, up *regexp.Regexp, env []string, command strin
 		}
 		return up.MatchString(r.Out.String()), nil
 	})
-	resp, err := http.Get("http://" + r.API + "/readyz")
+	resp, err := httpClient.Get("http://" + r.API + "/readyz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("readyz after %s: %v %v", command, resp, err)
 	}

@@ -99,6 +99,7 @@ func StartWith(t testing.TB, cfg svc.Config, opt Options) *Stack {
 	}
 	s := &Stack{Config: cfg, SC: sc, UC: sc.NewUseCases()}
 	s.APIURL = "http://" + apiLn.Addr().String()
+	failOnViolations(t, apiLn.Addr().String())
 	s.api = cfg.HTTPServer(handler.NewRouter(sc, s.UC))
 	go func() { _ = s.api.Serve(apiLn) }()
 

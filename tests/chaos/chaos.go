@@ -131,6 +131,8 @@ type Report struct {
 	Lost []string
 	// Stale lists orders whose buyer view (API, cache) disagrees with the ledger at rest.
 	Stale []string
+	// Contract lists the API's exchanges that broke its OpenAPI document.
+	Contract []string
 	// Panics lists panics and data races found in the process logs.
 	Panics []string
 	// TimeToHeal runs from the end of the last fault until every object is
@@ -166,7 +168,7 @@ func (r *Report) MissingFaults() []string {
 
 // Violations counts audit violations, lost writes and panics.
 func (r *Report) Violations() int {
-	n := len(r.Lost) + len(r.Panics) + len(r.Stale)
+	n := len(r.Lost) + len(r.Panics) + len(r.Stale) + len(r.Contract)
 	if r.Audit != nil {
 		n += r.Audit.Violations()
 	}
@@ -235,7 +237,10 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	out.Printf("cluster up: %d APIs, %d workers, simulator :%d behind proxy %s", len(c.apis), len(c.workers), c.simPort, c.proxy.Addr())
 
-	w := newWorkload(cfg.Seed, c, out)
+	w, err := newWorkload(cfg.Seed, c, out)
+	if err != nil {
+		return nil, err
+	}
 	if err := w.setup(ctx, 24); err != nil {
 		return nil, fmt.Errorf("workload setup: %w", err)
 	}
@@ -331,6 +336,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return rep, err
 	}
 	rep.Panics = c.panics()
+	rep.Contract = w.http.contractViolations()
 	rep.Recoveries = c.recoveries()
 	if err := collect(ctx, db, rep); err != nil {
 		return rep, err
@@ -471,6 +477,7 @@ func (r *Report) Print(w io.Writer) {
 	}
 	printFirst(w, "lost acknowledged writes", r.Lost)
 	printFirst(w, "buyer views disagreeing with the ledger at rest", r.Stale)
+	printFirst(w, "exchanges breaking the OpenAPI document", r.Contract)
 	printFirst(w, "panics / data races in process logs", r.Panics)
 	if m := r.MissingFaults(); len(m) > 0 {
 		fmt.Fprintf(w, "fault kinds never injected: %s\n", strings.Join(m, ", "))

@@ -8,7 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
+	"sync"
 	"time"
+
+	"orderflow/api/openapi"
+	"orderflow/internal/testenv/contract"
 )
 
 // errFinal is an answer no retry can change (a 4xx).
@@ -26,15 +32,40 @@ func (a answer) transient(err error) bool {
 	return err != nil || a.status >= 500
 }
 
-// httpClient sends JSON requests with a per-request timeout.
+// httpClient sends JSON requests with a per-request timeout. Its exchanges
+// with the API are checked against the OpenAPI document; the simulator's
+// endpoints are not the API's, so they go unchecked.
 type httpClient struct {
-	http *http.Client
+	http, api *http.Client
+	apiURLs   []string
+
+	mu     sync.Mutex
+	broken []string // the exchanges that broke the document
 }
 
-func newHTTPClient() *httpClient {
-	return &httpClient{http: &http.Client{Timeout: 6 * time.Second, Transport: &http.Transport{
-		MaxIdleConnsPerHost: 64, IdleConnTimeout: 10 * time.Second,
-	}}}
+func newHTTPClient(apiURLs []string) (*httpClient, error) {
+	v, err := contract.New(openapi.Document)
+	if err != nil {
+		return nil, err
+	}
+	base := &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 10 * time.Second}
+	c := &httpClient{http: &http.Client{Timeout: 6 * time.Second, Transport: base}, apiURLs: apiURLs}
+	c.api = &http.Client{Timeout: 6 * time.Second, Transport: &contract.Transport{Base: base, Validator: v, Report: c.report}}
+	return c, nil
+}
+
+func (c *httpClient) report(v *contract.Violation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.broken = append(c.broken, v.Error())
+}
+
+// contractViolations lists the API's answers (and accepted requests) that
+// broke the OpenAPI document: each fails the run.
+func (c *httpClient) contractViolations() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.broken)
 }
 
 func (c *httpClient) do(ctx context.Context, method, url, token string, body any, headers ...string) (answer, error) {
@@ -57,7 +88,13 @@ func (c *httpClient) do(ctx context.Context, method, url, token string, body any
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := c.http.Do(req)
+	client := c.http
+	for _, api := range c.apiURLs {
+		if strings.HasPrefix(url, api+"/") {
+			client = c.api
+		}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return answer{}, err
 	}

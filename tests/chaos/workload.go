@@ -105,9 +105,13 @@ type workload struct {
 	refusals map[string]int
 }
 
-func newWorkload(seed int64, c *cluster, out *progress) *workload {
-	return &workload{seed: seed, c: c, out: out, http: newHTTPClient(), hist: newHistory(),
-		stats: map[string]*ScenarioStats{}, operator: map[string]int{}, refusals: map[string]int{}}
+func newWorkload(seed int64, c *cluster, out *progress) (*workload, error) {
+	hc, err := newHTTPClient(c.apiURLs)
+	if err != nil {
+		return nil, err
+	}
+	return &workload{seed: seed, c: c, out: out, http: hc, hist: newHistory(),
+		stats: map[string]*ScenarioStats{}, operator: map[string]int{}, refusals: map[string]int{}}, nil
 }
 
 func (w *workload) count(sc string, f func(*ScenarioStats)) {

@@ -41,7 +41,7 @@ func newBrowser(t testing.TB, base string) *browser {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &browser{base: base, c: &http.Client{Jar: jar, Timeout: 30 * time.Second,
+	return &browser{base: base, c: &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: testenv.ContractTransport(nil),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 

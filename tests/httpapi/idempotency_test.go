@@ -40,7 +40,7 @@ func idempotencyKeyRules(t *testing.T, backend testenv.Backend) {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 		req.Header.Add("Idempotency-Key", "first-of-two")
 		req.Header.Add("Idempotency-Key", "second-of-two")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := testenv.HTTPClient(30 * time.Second).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

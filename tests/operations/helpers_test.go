@@ -33,7 +33,8 @@ func waitHTTP(t *testing.T, url string, within time.Duration) {
 	})
 }
 
-var plainHTTP = &http.Client{Timeout: 10 * time.Second}
+// plainHTTP is checked against the OpenAPI document, like every test client.
+var plainHTTP = testenv.HTTPClient(10 * time.Second)
 
 // get fetches url, letting edit add headers, and returns status and body.
 func get(url string, edit func(*http.Request)) (int, string, error) {
