@@ -8,11 +8,19 @@ import (
 // ClaimPeriodicSlot records that a periodic job's run for one slot is under
 // way and reports false when another run (another worker's Scheduler, a
 // catch-up at start) claimed that slot first: the primary key (job, slot_at)
-// is what makes a periodic job run once per slot across the fleet.
+// is what makes a periodic job run once per slot across the fleet. by is
+// the claiming task's ID, so the same task's retry (asynq retrying a failed
+// run, or re-running one whose worker died) finds its own claim and goes on.
 func (s *Store) ClaimPeriodicSlot(ctx context.Context, job string, slot time.Time, by string, at time.Time) (bool, error) {
-	return s.insertIgnoringDuplicate(ctx,
+	fresh, err := s.insertIgnoringDuplicate(ctx,
 		`INSERT INTO periodic_slots (job, slot_at, claimed_by, claimed_at) VALUES (?, ?, ?, ?)`,
 		job, slot.UTC(), by, at.UTC())
+	if fresh || err != nil {
+		return fresh, err
+	}
+	var n int64
+	err = s.first(ctx, &n, `SELECT COUNT(*) FROM periodic_slots WHERE job = ? AND slot_at = ? AND claimed_by = ?`, job, slot.UTC(), by)
+	return n > 0, err
 }
 
 // PrunePeriodicSlots deletes a job's claims of slots before a time: only

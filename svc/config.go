@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	"orderflow/internal/infra/schedule"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -240,8 +241,9 @@ func setField(f reflect.Value, val string) error {
 	return nil
 }
 
-// CronParser accepts standard 5-field specs and descriptors such as "@every 10s".
-var CronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+// CronParser accepts standard 5-field specs and descriptors such as "@daily"
+// (schedule.Parse reads "@every" itself, aligned to the epoch).
+var CronParser = schedule.Parser
 
 // Validate checks every setting; the error names the first bad one.
 func (c Config) Validate() error {
@@ -312,7 +314,7 @@ func (c Config) Validate() error {
 	if c.ActivateTimeout != 0 && c.ActivateTimeout >= c.ClaimTimeout {
 		return bad("activate_timeout", "must be shorter than claim_timeout, or a running activation could be recovered under it")
 	}
-	if _, err := CronParser.Parse(c.ReconcileSchedule); err != nil {
+	if _, err := schedule.Parse(c.ReconcileSchedule); err != nil {
 		return bad("reconcile_schedule", err.Error())
 	}
 	return nil

@@ -73,7 +73,9 @@ func TestValidate(t *testing.T) {
 		{"header timeout past read timeout", func(c *svc.Config) { c.HTTPReadHeaderTimeout = c.HTTPReadTimeout + 1 },
 			"setting ORDERFLOW_HTTP_READ_HEADER_TIMEOUT: must not be longer than http_read_timeout"},
 		{"cron", func(c *svc.Config) { c.ReconcileSchedule = "61 * * * *" },
-			"setting ORDERFLOW_RECONCILE_SCHEDULE: end of range (61) above maximum (59): 61"},
+			`setting ORDERFLOW_RECONCILE_SCHEDULE: schedule "61 * * * *": end of range (61) above maximum (59): 61`},
+		{"interval of zero", func(c *svc.Config) { c.ReconcileSchedule = "@every 0s" },
+			`setting ORDERFLOW_RECONCILE_SCHEDULE: schedule "@every 0s": the interval must be positive`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig()
