@@ -26,7 +26,7 @@ type Handler struct {
 // NewRouter returns the API's routes.
 func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	h := &Handler{uc: uc, log: sc.Log, adminToken: sc.Config.AdminToken, paySecret: sc.Config.PaySecret,
-		sources: metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock}}
+		sources: metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock, Jobs: sc.Config.PeriodicJobs()}}
 	hc := &health.Checker{DB: sc.DB, Redis: sc.Redis}
 	admin := func(f http.HandlerFunc) http.Handler { return h.requireAdmin(f) }
 

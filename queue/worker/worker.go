@@ -96,7 +96,7 @@ func (w *Worker) Start() error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
-	mux.Handle("GET /metrics", metrics.Handler(w.uc.Metrics, metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock}))
+	mux.Handle("GET /metrics", metrics.Handler(w.uc.Metrics, metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock, Jobs: c.PeriodicJobs()}))
 	profiling.Mount(mux, c.AdminToken)
 	w.http = c.HTTPServer(mux)
 	w.wg.Add(1)
