@@ -96,7 +96,8 @@ func (w *Worker) Start() error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
-	mux.Handle("GET /metrics", metrics.Handler(w.uc.Metrics, metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock, Jobs: c.PeriodicJobs()}))
+	src := metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock, Jobs: c.PeriodicJobs()}
+	mux.Handle("GET /metrics", metrics.Guard(metrics.Handler(w.uc.Metrics, src), c.MetricsAuth, c.AdminToken))
 	profiling.Mount(mux, c.AdminToken)
 	w.http = c.HTTPServer(mux)
 	w.wg.Add(1)

@@ -2,8 +2,10 @@ package metrics
 
 import (
 	"context"
+	"crypto/subtle"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,4 +207,23 @@ func Collect(ctx context.Context, m *Metrics, src Sources) (*Stats, error) {
 func ratio(a, b int64) *float64 {
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(float64(a)/float64(b), 'f', 4, 64), 64)
 	return &r
+}
+
+// Guard puts a /metrics handler behind the admin token when auth is
+// "admin" (ORDERFLOW_METRICS_AUTH), for shops that expose the port; "none"
+// serves it to anyone, as a Prometheus scrape without credentials expects.
+func Guard(h http.Handler, auth, adminToken string) http.Handler {
+	if auth != "admin" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) != 1 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":{"code":"unauthorized","message":"/metrics needs the admin token (ORDERFLOW_METRICS_AUTH=admin)"}}` + "\n"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
