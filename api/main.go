@@ -42,6 +42,20 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("setting ORDERFLOW_HTTP_ADDR: %w", err)
 	}
 	uc := sc.NewUseCases()
+	if addr := sc.Config.MetricsAddr; addr != "" {
+		// /metrics on a listener of its own, which the shop need not expose.
+		mln, err := net.Listen("tcp", addr)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("setting ORDERFLOW_METRICS_ADDR: %w", err)
+		}
+		msrv := sc.Config.HTTPServer(handler.MetricsRouter(sc, uc))
+		go func() {
+			if err := svc.Serve(ctx, sc.Log, "api metrics", msrv, mln, sc.Config.ShutdownTimeout.D()); err != nil {
+				sc.Log.Error("metrics listener stopped", zap.Error(err))
+			}
+		}()
+	}
 	srv := sc.Config.HTTPServer(handler.NewRouter(sc, uc))
 	if err := svc.Serve(ctx, sc.Log, "api", srv, ln, sc.Config.ShutdownTimeout.D()); err != nil {
 		return err

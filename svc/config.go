@@ -5,13 +5,16 @@ package svc
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	"orderflow/internal/infra/schedule"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -39,6 +42,16 @@ type Config struct {
 	NotifyURL             string   `yaml:"notify_url"`
 	LogLevel              string   `yaml:"log_level"`
 	LogFormat             string   `yaml:"log_format"` // json or console
+	// MetricsAuth is who may read /metrics: none (anyone, the default) or
+	// admin (the admin token as a Bearer header), for shops that expose the
+	// API's port.
+	MetricsAuth string `yaml:"metrics_auth"`
+	// MetricsAddr, when set, moves the API's /metrics to a listener of its
+	// own (the worker's stays on its ORDERFLOW_HTTP_ADDR).
+	MetricsAddr string `yaml:"metrics_addr"`
+	// PrometheusURL is the Prometheus that scrapes the fleet, for the
+	// embedded asynqmon's metrics view (optional).
+	PrometheusURL string `yaml:"prometheus_url"`
 
 	OrderTTL          Duration `yaml:"order_ttl"`
 	ClaimTimeout      Duration `yaml:"claim_timeout"`
@@ -112,6 +125,7 @@ func Defaults() Config {
 		PayURL:                   "http://127.0.0.1:8090",
 		LogLevel:                 "info",
 		LogFormat:                "json",
+		MetricsAuth:              "none",
 		OrderTTL:                 Duration(15 * time.Minute),
 		ClaimTimeout:             Duration(10 * time.Minute),
 		SweepInterval:            Duration(time.Minute),
@@ -267,8 +281,9 @@ func setField(f reflect.Value, val string) error {
 	return nil
 }
 
-// CronParser accepts standard 5-field specs and descriptors such as "@every 10s".
-var CronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+// CronParser accepts standard 5-field specs and descriptors such as "@daily"
+// (schedule.Parse reads "@every" itself, aligned to the epoch).
+var CronParser = schedule.Parser
 
 // Validate checks every setting; the error names the first bad one.
 func (c Config) Validate() error {
@@ -296,6 +311,14 @@ func (c Config) Validate() error {
 		return bad("pay_secret", "missing")
 	case c.LogFormat != "json" && c.LogFormat != "console":
 		return bad("log_format", "want json or console")
+	case c.MetricsAuth != "none" && c.MetricsAuth != "admin":
+		return bad("metrics_auth", "want none or admin")
+	case c.MetricsAddr != "" && !isHostPort(c.MetricsAddr):
+		return bad("metrics_addr", "want host:port")
+	case c.MetricsAddr != "" && c.MetricsAddr == c.HTTPAddr:
+		return bad("metrics_addr", "must differ from http_addr (leave it unset to serve /metrics there)")
+	case c.PrometheusURL != "" && !isHTTPURL(c.PrometheusURL):
+		return bad("prometheus_url", "want an http(s) URL such as http://prometheus:9090")
 	case c.MaxPending < 1:
 		return bad("max_pending", "must be at least 1")
 	case c.MaxAttempts < 1:
@@ -343,7 +366,7 @@ func (c Config) Validate() error {
 	if c.ActivateTimeout != 0 && c.ActivateTimeout >= c.ClaimTimeout {
 		return bad("activate_timeout", "must be shorter than claim_timeout, or a running activation could be recovered under it")
 	}
-	if _, err := CronParser.Parse(c.ReconcileSchedule); err != nil {
+	if _, err := schedule.Parse(c.ReconcileSchedule); err != nil {
 		return bad("reconcile_schedule", err.Error())
 	}
 	return nil
@@ -385,4 +408,14 @@ func parseDelays(list string) ([]time.Duration, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+func isHostPort(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	return err == nil && port != ""
+}
+
+func isHTTPURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

@@ -39,6 +39,9 @@ func TestValidate(t *testing.T) {
 		{"redis db 15", func(c *svc.Config) { c.RedisDB = 15 }, ""},
 		{"header timeout equal to read timeout", func(c *svc.Config) { c.HTTPReadHeaderTimeout = c.HTTPReadTimeout }, ""},
 		{"cron descriptor", func(c *svc.Config) { c.ReconcileSchedule = "@every 10s" }, ""},
+		{"metrics behind the admin token on their own port", func(c *svc.Config) {
+			c.MetricsAuth, c.MetricsAddr, c.PrometheusURL = "admin", "127.0.0.1:9464", "http://127.0.0.1:9090"
+		}, ""},
 
 		{"no ledger", func(c *svc.Config) { c.MySQLDSN = "" }, "setting ORDERFLOW_MYSQL_DSN: missing"},
 		{"two ledgers", func(c *svc.Config) { c.SQLitePath = "/tmp/of.db" },
@@ -53,6 +56,12 @@ func TestValidate(t *testing.T) {
 		{"admin token of 15", func(c *svc.Config) { c.AdminToken = strings.Repeat("a", 15) }, "setting ORDERFLOW_ADMIN_TOKEN: missing or shorter than 16 characters"},
 		{"no pay secret", func(c *svc.Config) { c.PaySecret = "" }, "setting ORDERFLOW_PAY_SECRET: missing"},
 		{"log format", func(c *svc.Config) { c.LogFormat = "text" }, "setting ORDERFLOW_LOG_FORMAT: want json or console"},
+		{"metrics auth", func(c *svc.Config) { c.MetricsAuth = "token" }, "setting ORDERFLOW_METRICS_AUTH: want none or admin"},
+		{"metrics addr", func(c *svc.Config) { c.MetricsAddr = "9464" }, "setting ORDERFLOW_METRICS_ADDR: want host:port"},
+		{"metrics addr is the API's", func(c *svc.Config) { c.MetricsAddr = c.HTTPAddr },
+			"setting ORDERFLOW_METRICS_ADDR: must differ from http_addr (leave it unset to serve /metrics there)"},
+		{"prometheus url", func(c *svc.Config) { c.PrometheusURL = "prometheus:9090" },
+			"setting ORDERFLOW_PROMETHEUS_URL: want an http(s) URL such as http://prometheus:9090"},
 		{"max pending", func(c *svc.Config) { c.MaxPending = 0 }, "setting ORDERFLOW_MAX_PENDING: must be at least 1"},
 		{"max attempts", func(c *svc.Config) { c.MaxAttempts = 0 }, "setting ORDERFLOW_MAX_ATTEMPTS: must be at least 1"},
 		{"concurrency", func(c *svc.Config) { c.Concurrency = 0 }, "setting ORDERFLOW_CONCURRENCY: must be at least 1"},
@@ -73,7 +82,9 @@ func TestValidate(t *testing.T) {
 		{"header timeout past read timeout", func(c *svc.Config) { c.HTTPReadHeaderTimeout = c.HTTPReadTimeout + 1 },
 			"setting ORDERFLOW_HTTP_READ_HEADER_TIMEOUT: must not be longer than http_read_timeout"},
 		{"cron", func(c *svc.Config) { c.ReconcileSchedule = "61 * * * *" },
-			"setting ORDERFLOW_RECONCILE_SCHEDULE: end of range (61) above maximum (59): 61"},
+			`setting ORDERFLOW_RECONCILE_SCHEDULE: schedule "61 * * * *": end of range (61) above maximum (59): 61`},
+		{"interval of zero", func(c *svc.Config) { c.ReconcileSchedule = "@every 0s" },
+			`setting ORDERFLOW_RECONCILE_SCHEDULE: schedule "@every 0s": the interval must be positive`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig()

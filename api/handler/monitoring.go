@@ -18,10 +18,11 @@ func (s sharedRedis) MakeRedisClient() any { return s.c }
 // monitoring mounts the asynqmon dashboard at /monitoring/. It can delete
 // and rerun tasks, so it is admin-only: the admin token as a Bearer header,
 // or as the password of HTTP Basic auth, which makes a browser show its
-// login prompt (any user name).
-func (h *Handler) monitoring(rdb redis.UniversalClient) http.Handler {
+// login prompt (any user name). With prometheusURL (ORDERFLOW_PROMETHEUS_URL)
+// its metrics view charts the asynq_* series that Prometheus scraped.
+func (h *Handler) monitoring(rdb redis.UniversalClient, prometheusURL string) http.Handler {
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: sharedRedis{rdb},
-		PayloadFormatter: asynqmon.PayloadFormatterFunc(withStory)})
+		PayloadFormatter: asynqmon.PayloadFormatterFunc(withStory), PrometheusAddress: prometheusURL})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := bearer(r)
 		if _, pass, ok := r.BasicAuth(); ok && token == "" {

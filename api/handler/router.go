@@ -27,14 +27,16 @@ type Handler struct {
 // NewRouter returns the API's routes.
 func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	h := &Handler{uc: uc, log: sc.Log, adminToken: sc.Config.AdminToken, paySecret: sc.Config.PaySecret,
-		sources: metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock}}
+		sources: metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock, Jobs: sc.Config.PeriodicJobs()}}
 	hc := &health.Checker{DB: sc.DB, Redis: sc.Redis}
 	admin := func(f http.HandlerFunc) http.Handler { return h.requireAdmin(f) }
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
-	mux.Handle("GET /metrics", metrics.Handler(uc.Metrics, h.sources))
+	if sc.Config.MetricsAddr == "" {
+		mux.Handle("GET /metrics", MetricsRouter(sc, uc))
+	}
 	mux.HandleFunc("GET /api/openapi.yaml", serveOpenAPI)
 
 	mux.HandleFunc("POST /api/v1/orders", h.requireUser(false, h.createOrder))
@@ -65,12 +67,22 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.Handle("POST /api/v1/admin/groups/{group_no}/retry", admin(retryByNo(h, "group_no", uc.Groups.Retry)))
 	mux.Handle("GET /api/v1/admin/stats", admin(h.stats))
 
-	mux.Handle("/monitoring/", h.monitoring(sc.Redis))
+	mux.Handle("/monitoring/", h.monitoring(sc.Redis, sc.Config.PrometheusURL))
 	console.New(sc, uc).Mount(mux)
 	profiling.Mount(mux, sc.Config.AdminToken)
 
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint"}})
 	})
+	return mux
+}
+
+// MetricsRouter serves the API's /metrics, behind the admin token when
+// ORDERFLOW_METRICS_AUTH=admin: on the API's listener, or alone on
+// ORDERFLOW_METRICS_ADDR's.
+func MetricsRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
+	src := metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock, Jobs: sc.Config.PeriodicJobs()}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.Guard(metrics.Handler(uc.Metrics, src), sc.Config.MetricsAuth, sc.Config.AdminToken))
 	return mux
 }

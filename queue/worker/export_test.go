@@ -5,31 +5,32 @@ import (
 	"time"
 
 	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/schedule"
 	"orderflow/internal/infra/tasks"
+	"orderflow/model"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
 
 // Enqueuer is enqueuer, for the external tests' fault-injecting clients.
 type Enqueuer = enqueuer
 
-// Periodic exposes one periodic scheduler's tick to the tests.
+// Periodic exposes one worker's periodic loop to the tests.
 type Periodic struct{ p *periodic }
 
-// NewPeriodic builds a scheduler for the reconciliation on a cron spec; epoch,
+// NewPeriodic builds the loop for the reconciliation on a cron spec; epoch,
 // when not nil, is its epoch check.
-func NewPeriodic(spec string, client Enqueuer, rdb redis.UniversalClient, table tasks.Table, clk clock.Clock,
+func NewPeriodic(spec string, client Enqueuer, store *model.Store, table tasks.Table, clk clock.Clock,
 	epoch func(context.Context) (bool, string)) (*Periodic, error) {
-	when, err := parseSchedule(spec)
+	when, err := schedule.Parse(spec)
 	if err != nil {
 		return nil, err
 	}
 	return &Periodic{&periodic{
-		jobs:   []periodicJob{{taskType: tasks.TypeReconcile, when: when}},
-		client: client, rdb: rdb, table: table, clock: clk, log: zap.NewNop(),
-		tick: time.Second, last: map[string]time.Time{}, epoch: epoch,
+		jobs:   []schedule.Job{{Type: tasks.TypeReconcile, When: when}},
+		client: client, store: store, table: table, clock: clk, log: zap.NewNop(),
+		tick: time.Second, epoch: epoch,
 	}}, nil
 }
 

@@ -8,115 +8,42 @@ import (
 	"time"
 
 	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/metrics"
+	"orderflow/internal/infra/schedule"
 	"orderflow/internal/infra/tasks"
-	"orderflow/svc"
-
-	"github.com/robfig/cron/v3"
+	"orderflow/model"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
 
-// schedule tells a periodic job's slot: the start of the period a time falls in.
-type schedule interface {
-	slot(t time.Time) time.Time
-}
-
-// cronSchedule fires at a cron spec's times, which are wall-clock aligned,
-// so every process computes the same slots. Its slot is the latest fire time
-// passed since the process started (zero before the first).
-type cronSchedule struct {
-	spec cron.Schedule
-	next time.Time
-	last time.Time
-}
-
-func (c *cronSchedule) slot(t time.Time) time.Time {
-	if c.next.IsZero() {
-		c.next = c.spec.Next(t)
-	}
-	for !t.Before(c.next) {
-		c.last, c.next = c.next, c.spec.Next(c.next)
-	}
-	return c.last
-}
-
-// prev is the latest fire time at or before t, looking back at most
-// catchUpWindow (zero if none): the slot a fleet that was down may have missed.
-func (c *cronSchedule) prev(t time.Time) time.Time {
-	var last time.Time
-	for at := c.spec.Next(t.Add(-catchUpWindow)); !at.After(t); at = c.spec.Next(at) {
-		last = at
-	}
-	return last
-}
-
-// catchUpWindow is how far back a starting worker looks for a missed slot
-// (a week: a daily or weekly schedule's last slot is always inside).
-const catchUpWindow = 8 * 24 * time.Hour
-
-// missable is a schedule whose slot a down fleet can miss outright (a cron
-// time); an interval's current slot is simply run at start.
-type missable interface {
-	prev(t time.Time) time.Time
-}
-
-// parseSchedule reads "@every 10s" as an epoch-aligned interval (robfig's own
-// @every counts from process start, which would differ per process) and
-// anything else as a cron spec.
-func parseSchedule(spec string) (schedule, error) {
-	if d, ok := strings.CutPrefix(spec, "@every "); ok {
-		dur, err := time.ParseDuration(strings.TrimSpace(d))
-		if err != nil {
-			return nil, fmt.Errorf("schedule %q: %w", spec, err)
-		}
-		if dur <= 0 {
-			return nil, fmt.Errorf("schedule %q: the interval must be positive", spec)
-		}
-		return every(dur), nil
-	}
-	s, err := svc.CronParser.Parse(spec)
-	if err != nil {
-		return nil, fmt.Errorf("schedule %q: %w", spec, err)
-	}
-	return &cronSchedule{spec: s}, nil
-}
-
-// every is a fixed interval aligned to the Unix epoch, so every process
-// computes the same slots.
-type every time.Duration
-
-func (e every) slot(t time.Time) time.Time { return t.Truncate(time.Duration(e)) }
-
-// periodicJob is one periodic task type and when it runs.
-type periodicJob struct {
-	taskType string
-	when     schedule
-}
+// The periodic jobs are asynq Scheduler entries on every worker, so
+// asynqmon's Schedulers tab lists them with their next run. asynq's
+// Scheduler enqueues once per process, so each worker's fires the job; the
+// run that claims the slot in the ledger (model.ClaimPeriodicSlot) does
+// the work and the others end at once: once per slot for the fleet.
+//
+// Besides the Scheduler, a small loop per worker runs what it cannot: at
+// start, the latest slot of each job if no run claimed it (every worker was
+// down across it: the missed-slot catch-up); and every tick, the check for
+// a Redis that lost its state, which runs a reconciliation at once.
 
 // enqueuer is the part of the asynq client the periodic jobs use.
 type enqueuer interface {
 	EnqueueContext(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error)
 }
 
-// lastSlotKey remembers, per periodic type, the latest slot the fleet
-// enqueued, so a worker starting after a slot no worker was alive for
-// runs that slot (once: its ID is the slot's).
-func lastSlotKey(taskType string) string { return "orderflow:periodic:last:" + taskType }
-
-// periodic enqueues each job once per slot for the whole fleet: the task ID
-// is derived from the slot, so the second process to enqueue a slot is
-// refused by asynq (the task is retained past its slot for that reason).
+// periodic is one worker's share of the periodic jobs.
 type periodic struct {
-	jobs   []periodicJob
-	client enqueuer
-	rdb    redis.UniversalClient
-	table  tasks.Table
-	clock  clock.Clock
-	log    *zap.Logger
-	tick   time.Duration
-	last   map[string]time.Time
+	jobs    []schedule.Job
+	client  enqueuer
+	store   *model.Store
+	table   tasks.Table
+	clock   clock.Clock
+	log     *zap.Logger
+	metrics *metrics.Metrics
+	tick    time.Duration
 	// epoch, when set, is called every tick; true means Redis lost its state
 	// and reconciliation must run now.
 	epoch func(ctx context.Context) (bool, string)
@@ -125,6 +52,50 @@ type periodic struct {
 	epochMark string
 	// caughtUp is set once the missed-slot check at start has run.
 	caughtUp bool
+}
+
+// scheduler builds the asynq Scheduler with one entry per job. Its
+// heartbeat (which writes the entries asynqmon lists) is at most the
+// shortest job's interval, so a short test schedule shows at once.
+func (p *periodic) scheduler(rdb redis.UniversalClient, logger asynq.Logger) (*asynq.Scheduler, error) {
+	beat := 10 * time.Second
+	for _, j := range p.jobs {
+		beat = max(time.Second, min(beat, j.When.Interval(p.clock.Now())))
+	}
+	s := asynq.NewSchedulerFromRedisClient(rdb, &asynq.SchedulerOpts{
+		HeartbeatInterval: beat, Logger: logger, LogLevel: asynq.WarnLevel,
+		// The schedules' own time zone: a cron spec is local time (robfig's default).
+		Location: time.Local,
+		PostEnqueueFunc: func(info *asynq.TaskInfo, err error) {
+			if err != nil {
+				p.log.Warn("periodic job enqueue failed; its next fire or another worker's runs the slot", zap.Error(err))
+			}
+		},
+	})
+	for _, j := range p.jobs {
+		opts, err := p.options(j.Type)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.Register(j.When.Spec(), asynq.NewTask(j.Type, nil), opts...); err != nil {
+			return nil, fmt.Errorf("register %s on %q: %w", j.Type, j.When.Spec(), err)
+		}
+	}
+	return s, nil
+}
+
+// options are a periodic type's queue, retries and timeout from the task
+// table; the Scheduler's tasks get asynq's own IDs.
+func (p *periodic) options(typ string) ([]asynq.Option, error) {
+	s, ok := p.table[typ]
+	if !ok {
+		return nil, fmt.Errorf("periodic job %s: not in the task table", typ)
+	}
+	opts := []asynq.Option{asynq.Queue(s.Queue), asynq.MaxRetry(s.MaxRetry)}
+	if s.Timeout > 0 {
+		opts = append(opts, asynq.Timeout(s.Timeout))
+	}
+	return opts, nil
 }
 
 func (p *periodic) run(ctx context.Context) {
@@ -140,94 +111,53 @@ func (p *periodic) run(ctx context.Context) {
 	}
 }
 
+// enqueueDue is one tick: the epoch check, and the catch-up until it is done.
 func (p *periodic) enqueueDue(ctx context.Context) {
-	now := p.clock.Now()
 	if p.epoch != nil && p.epochMark == "" {
 		if wiped, mark := p.epoch(ctx); wiped {
 			p.log.Warn("Redis epoch marker was missing: running reconciliation now", zap.String("epoch", mark))
 			p.epochMark = mark
 		}
 	}
-	if p.epochMark != "" && p.enqueue(ctx, tasks.TypeReconcile, tasks.TypeReconcile+":epoch:"+p.epochMark) {
+	if p.epochMark != "" && p.enqueue(ctx, tasks.TypeReconcile, tasks.TypeReconcile+":epoch:"+p.epochMark,
+		tasks.PeriodicPayload{Epoch: p.epochMark}) {
 		p.epochMark = ""
 	}
 	if !p.caughtUp {
-		p.caughtUp = p.catchUp(ctx, now)
-	}
-	for _, j := range p.jobs {
-		slot := j.when.slot(now)
-		if slot.IsZero() || p.last[j.taskType].Equal(slot) {
-			continue
-		}
-		if p.enqueue(ctx, j.taskType, tasks.PeriodicID(j.taskType, slot)) {
-			p.last[j.taskType] = slot
-			p.remember(ctx, j, slot)
-		}
+		p.caughtUp = p.catchUp(ctx)
 	}
 }
 
-// catchUp runs, for each job whose slots can be missed, its latest slot if
-// the fleet never enqueued it (every worker was down across it). It
-// reports whether the check is done; false retries it next tick.
-func (p *periodic) catchUp(ctx context.Context, now time.Time) bool {
-	done := true
+// catchUp enqueues, for each job whose latest slot no run has claimed, a
+// run of that slot: the current slot of an interval job, and the last fire
+// of a cron job that the fleet was down across. Its task ID is the slot's,
+// so workers starting together add one task; a run the Scheduler already
+// started for the slot wins the claim and this one ends. It reports whether
+// the check is done; false retries it next tick.
+func (p *periodic) catchUp(ctx context.Context) bool {
+	last, err := p.store.LastPeriodicSlots(ctx)
+	if err != nil {
+		p.log.Warn("missed-slot check failed; next tick retries", zap.Error(err))
+		return false
+	}
+	now, done := p.clock.Now(), true
 	for _, j := range p.jobs {
-		m, ok := j.when.(missable)
-		if !ok {
+		slot := j.When.Slot(now)
+		if slot.IsZero() || !last[j.Type].Before(slot) {
 			continue
 		}
-		prev := m.prev(now)
-		if prev.IsZero() {
-			continue
-		}
-		last, err := p.rdb.Get(ctx, lastSlotKey(j.taskType)).Int64()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			p.log.Warn("missed-slot check failed; next tick retries", zap.String("task_type", j.taskType), zap.Error(err))
+		p.log.Info("periodic slot not run yet: running it now", zap.String("task_type", j.Type), zap.Time("slot", slot))
+		if !p.enqueue(ctx, j.Type, tasks.PeriodicID(j.Type, slot), tasks.PeriodicPayload{Slot: slot.UnixMilli()}) {
 			done = false
-			continue
 		}
-		if last >= prev.UnixMilli() {
-			continue
-		}
-		p.log.Warn("periodic slot was missed (no worker ran it): running it now", zap.String("task_type", j.taskType),
-			zap.Time("slot", prev))
-		if !p.enqueue(ctx, j.taskType, tasks.PeriodicID(j.taskType, prev)) {
-			done = false
-			continue
-		}
-		p.remember(ctx, j, prev)
 	}
 	return done
 }
 
-// rememberSlot sets KEYS[1] to ARGV[1] unless it already holds a later slot.
-//
-//	KEYS[1] lastSlotKey(type)
-//	ARGV[1] the slot, Unix milliseconds
-//	returns 1 if set, 0 if a later slot was already there
-var rememberSlot = redis.NewScript(`
-local cur = tonumber(redis.call("GET", KEYS[1]) or "0")
-if cur >= tonumber(ARGV[1]) then return 0 end
-redis.call("SET", KEYS[1], ARGV[1])
-return 1
-`)
-
-// remember records a missable job's enqueued slot for the catch-up check.
-func (p *periodic) remember(ctx context.Context, j periodicJob, slot time.Time) {
-	if _, ok := j.when.(missable); !ok || p.rdb == nil {
-		return
-	}
-	if err := rememberSlot.Run(ctx, p.rdb, []string{lastSlotKey(j.taskType)}, slot.UnixMilli()).Err(); err != nil {
-		// The slot was enqueued; a worker starting later may enqueue it again
-		// and be refused by its ID while it is retained.
-		p.log.Warn("periodic slot not remembered", zap.String("task_type", j.taskType), zap.Error(err))
-	}
-}
-
 // enqueue pushes one periodic task; a task-ID conflict means another process
-// of the fleet enqueued this slot first, which is success too.
-func (p *periodic) enqueue(ctx context.Context, taskType, id string) bool {
-	task, err := p.table.NewTask(taskType, id, nil, time.Time{})
+// of the fleet enqueued it first, which is success too.
+func (p *periodic) enqueue(ctx context.Context, taskType, id string, payload tasks.PeriodicPayload) bool {
+	task, err := p.table.NewTask(taskType, id, tasks.Encode(payload), time.Time{})
 	if err != nil {
 		p.log.Error("periodic job misconfigured", zap.String("task_type", taskType), zap.Error(err))
 		return false
@@ -242,4 +172,65 @@ func (p *periodic) enqueue(ctx context.Context, taskType, id string) bool {
 		return false
 	}
 	return true
+}
+
+// claimSlot is the task middleware that makes a periodic run once per slot:
+// before a periodic handler runs, its task claims the slot in the ledger;
+// a task that finds the slot claimed by another ends without doing anything.
+func (p *periodic) claimSlot(next asynq.Handler) asynq.Handler {
+	jobs := make(map[string]schedule.Schedule, len(p.jobs))
+	for _, j := range p.jobs {
+		jobs[j.Type] = j.When
+	}
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		when, ok := jobs[t.Type()]
+		if !ok {
+			return next.ProcessTask(ctx, t)
+		}
+		var pl tasks.PeriodicPayload
+		if len(t.Payload()) > 0 {
+			if err := tasks.Decode(t, &pl); err != nil {
+				return err
+			}
+		}
+		if pl.Epoch != "" { // a one-off pass; its task ID is its dedup
+			return next.ProcessTask(ctx, t)
+		}
+		now := p.clock.Now()
+		slot := when.Slot(now)
+		if pl.Slot != 0 {
+			slot = time.UnixMilli(pl.Slot)
+		}
+		if slot.IsZero() {
+			return nil // a cron job outside its window: nothing to run
+		}
+		id, _ := asynq.GetTaskID(ctx)
+		won, err := p.store.ClaimPeriodicSlot(ctx, t.Type(), slot, id, now)
+		if err != nil {
+			return fmt.Errorf("claim %s slot %s: %w", t.Type(), slot.UTC().Format(time.RFC3339Nano), err)
+		}
+		p.metrics.PeriodicRun(t.Type(), won)
+		if !won {
+			p.log.Debug("periodic slot already claimed: nothing to do", zap.String("task_type", t.Type()), zap.String("task_id", id),
+				zap.Time("slot", slot))
+			return nil
+		}
+		// Only the latest claim is ever read; a frequent job would grow the table.
+		if _, err := p.store.PrunePeriodicSlots(ctx, t.Type(), slot.Add(-schedule.CatchUpWindow)); err != nil {
+			p.log.Warn("old periodic slots not pruned; the next run retries", zap.String("task_type", t.Type()), zap.Error(err))
+		}
+		return next.ProcessTask(ctx, t)
+	})
+}
+
+// schedulerLogger is asynqLogger for the Scheduler, less one line: the
+// Scheduler closes its client at shutdown, which asynq refuses for a shared
+// connection (ours, owned by the service context) and reports as an error.
+type schedulerLogger struct{ asynqLogger }
+
+func (l schedulerLogger) Error(args ...any) {
+	if strings.Contains(fmt.Sprint(args...), "redis connection is shared") {
+		return
+	}
+	l.asynqLogger.Error(args...)
 }

@@ -59,7 +59,7 @@ func TestMissedReconcileSlotRunsOnceAtFirstStart(t *testing.T) {
 	slot := time.Date(2026, 3, 14, 3, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(slot.Add(5 * time.Second))
 	for range 2 { // two workers start one after the other
-		p, err := worker.NewPeriodic("0 3 * * *", s.SC.Asynq, s.SC.Redis, s.SC.Tasks, clk, nil)
+		p, err := worker.NewPeriodic("0 3 * * *", s.SC.Asynq, s.SC.Store, s.SC.Tasks, clk, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,13 +70,16 @@ func TestMissedReconcileSlotRunsOnceAtFirstStart(t *testing.T) {
 	if got := reconcileTasks(t, s); len(got) != 1 || got[0] != want {
 		t.Fatalf("reconciliation tasks after the start = %v, want exactly [%s]", got, want)
 	}
-	// The slot ran and its task is gone (retention ended); a restart the
-	// same day does not run it again.
+	// The slot ran (its run claimed it in the ledger) and its task is gone
+	// (retention ended); a restart the same day does not run it again.
+	if won, err := s.SC.Store.ClaimPeriodicSlot(ctx, tasks.TypeReconcile, slot, want, clk.Now()); err != nil || !won {
+		t.Fatalf("claim the slot as its run would: %v, %v", won, err)
+	}
 	if err := s.SC.Inspector.DeleteTask(tasks.QueueLow, want); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Hour)
-	p, err := worker.NewPeriodic("0 3 * * *", s.SC.Asynq, s.SC.Redis, s.SC.Tasks, clk, nil)
+	p, err := worker.NewPeriodic("0 3 * * *", s.SC.Asynq, s.SC.Store, s.SC.Tasks, clk, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +106,12 @@ func TestFailedEpochReconcileEnqueueRetriedNextTick(t *testing.T) {
 	}
 	client := &failing{next: s.SC.Asynq}
 	client.n.Store(1)
-	p, err := worker.NewPeriodic("0 3 * * *", client, s.SC.Redis, s.SC.Tasks, clk, epoch)
+	p, err := worker.NewPeriodic("0 3 * * *", client, s.SC.Store, s.SC.Tasks, clk, epoch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Nothing for the catch-up to do: the last slot was run.
-	if err := s.SC.Redis.Set(ctx, "orderflow:periodic:last:"+tasks.TypeReconcile, clk.Now().UnixMilli(), 0).Err(); err != nil {
+	if _, err := s.SC.Store.ClaimPeriodicSlot(ctx, tasks.TypeReconcile, time.Date(2026, 3, 14, 3, 0, 0, 0, time.UTC), "earlier", clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	p.Tick(ctx) // the marker claimed, the enqueue refused

@@ -20,12 +20,13 @@ import (
 	"go.uber.org/zap"
 )
 
-// Worker runs asynq handlers, the periodic jobs, the outbox poller and the
+// Worker runs asynq handlers, the periodic jobs (an asynq Scheduler), the outbox poller and the
 // worker's /healthz, /readyz endpoints.
 type Worker struct {
 	sc     *svc.ServiceContext
 	uc     *svc.UseCases
 	srv    *asynq.Server
+	sched  *asynq.Scheduler
 	http   *http.Server
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -56,28 +57,31 @@ func New(sc *svc.ServiceContext, uc *svc.UseCases) *Worker {
 // Start begins processing. It returns once everything is running.
 func (w *Worker) Start() error {
 	c := w.sc.Config
-	if err := w.srv.Start(routes(w.uc, w.sc.Log)); err != nil {
-		return fmt.Errorf("start asynq server: %w", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	reconcileAt, err := parseSchedule(c.ReconcileSchedule)
-	if err != nil {
-		return fmt.Errorf("setting ORDERFLOW_RECONCILE_SCHEDULE: %w", err)
-	}
 	p := &periodic{
-		jobs: []periodicJob{
-			{taskType: tasks.TypeSweep, when: every(c.SweepInterval.D())},
-			{taskType: tasks.TypeReconcile, when: reconcileAt},
-			{taskType: tasks.TypeNotifyDeliver, when: every(c.NotifyInterval.D())},
-		},
-		client: w.sc.Asynq, rdb: w.sc.Redis, table: w.sc.Tasks, clock: w.sc.Clock, log: w.sc.Log,
-		tick: min(time.Second, c.SweepInterval.D()/4, c.NotifyInterval.D()/4), last: map[string]time.Time{},
+		jobs:   c.PeriodicJobs(),
+		client: w.sc.Asynq, store: w.sc.Store, table: w.sc.Tasks, clock: w.sc.Clock, log: w.sc.Log, metrics: w.uc.Metrics,
+		tick: min(time.Second, c.SweepInterval.D()/4, c.NotifyInterval.D()/4),
 		epoch: func(ctx context.Context) (bool, string) {
 			wiped, mark, err := reconcile.ClaimEpoch(ctx, w.sc.Redis, w.sc.Clock.Now())
 			return err == nil && wiped, mark
 		},
 	}
+	tasksMux := routes(w.uc, w.sc.Log)
+	tasksMux.Use(p.claimSlot)
+	if err := w.srv.Start(tasksMux); err != nil {
+		return fmt.Errorf("start asynq server: %w", err)
+	}
+	sched, err := p.scheduler(w.sc.Redis, schedulerLogger{asynqLogger{w.sc.Log.Sugar().Named("asynq.scheduler")}})
+	if err == nil {
+		err = sched.Start()
+	}
+	if err != nil {
+		w.srv.Shutdown()
+		return fmt.Errorf("start asynq scheduler: %w", err)
+	}
+	w.sched = sched
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
 	w.wg.Add(2)
 	go func() { defer w.wg.Done(); w.uc.Relay.Run(ctx, c.RelayInterval.D()) }()
 	go func() { defer w.wg.Done(); p.run(ctx) }()
@@ -92,7 +96,8 @@ func (w *Worker) Start() error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
-	mux.Handle("GET /metrics", metrics.Handler(w.uc.Metrics, metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock}))
+	src := metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock, Jobs: c.PeriodicJobs()}
+	mux.Handle("GET /metrics", metrics.Guard(metrics.Handler(w.uc.Metrics, src), c.MetricsAuth, c.AdminToken))
 	profiling.Mount(mux, c.AdminToken)
 	w.http = c.HTTPServer(mux)
 	w.wg.Add(1)
@@ -105,6 +110,9 @@ func (w *Worker) Start() error {
 	return nil
 }
 
+// Metrics is this worker's collectors (the tests read its periodic runs).
+func (w *Worker) Metrics() *metrics.Metrics { return w.uc.Metrics }
+
 // Addr is the address the worker's HTTP endpoints listen on.
 func (w *Worker) Addr() string { return w.addr }
 
@@ -112,6 +120,9 @@ func (w *Worker) Addr() string { return w.addr }
 // configured shutdown timeout (asynq hands unfinished ones back), then stops
 // the poller, the periodic jobs and the HTTP endpoints.
 func (w *Worker) Shutdown(ctx context.Context) {
+	if w.sched != nil {
+		w.sched.Shutdown() // its entries leave asynqmon's Schedulers tab
+	}
 	w.srv.Shutdown()
 	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -2,10 +2,9 @@ package operations
 
 import (
 	"context"
-	"errors"
-	"sort"
-	"strconv"
-	"strings"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -13,25 +12,22 @@ import (
 	"orderflow/internal/testenv"
 	"orderflow/queue/worker"
 	"orderflow/svc"
-
-	"github.com/hibiken/asynq"
 )
 
-// Three queue processes, each with its own service context, run the
-// continuous sweep (every second) for three and a half periods:
-// the fleet runs it once per period, not once per process. Each run is the
-// asynq task periodic:sweep:<slot ms>; the completed set is watched
-// throughout (retention is short, so entries expire), and asynq's processed
-// counter for the queue shows no run went unseen.
+// Three queue processes, each with its own service context, each running
+// the periodic jobs as asynq Scheduler entries (the sweep every second):
+// asynqmon's scheduler-entries API lists every job of every worker with its
+// next run, and the fleet runs each job once per slot, not once per
+// process — counted twice: the slots claimed in the ledger, and the runs
+// each worker's metrics say it did (the others' fires found the slot taken).
 func TestFleetRunsPeriodicJobOncePerPeriod(t *testing.T) {
 	const period = time.Second
 	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) {
 		c.SweepInterval = svc.Duration(period)
 		c.NotifyInterval = svc.Duration(time.Hour) // one run at start-up, then quiet
-		c.ReconcileSchedule = "0 3 * * *"
+		c.ReconcileSchedule = "0 3 * * *"          // its last slot caught up at start-up, once
 	}})
 	ctx := context.Background()
-	processedBefore := processedToday(t, s.SC.Inspector, tasks.QueueLow)
 
 	// Start a little after a slot began, so no boundary is near either edge
 	// of the window.
@@ -41,122 +37,116 @@ func TestFleetRunsPeriodicJobOncePerPeriod(t *testing.T) {
 	for range 3 {
 		workers = append(workers, s.StartWorker(t))
 	}
+	jobs := s.Config.PeriodicJobs()
 
-	// Watch the completed sweep tasks until 3.5 periods have passed.
-	runs := map[string]map[time.Time]bool{} // task ID → completion times seen
-	watch := func() {
-		infos, err := s.SC.Inspector.ListCompletedTasks(tasks.QueueLow, asynq.PageSize(1000))
-		if err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {
-			t.Fatalf("list completed: %v", err)
+	// While they run, asynqmon lists each job once per worker's Scheduler.
+	testenv.Eventually(t, 5*time.Second, "every worker's scheduler entries listed", func() (bool, error) {
+		entries, err := schedulerEntries(s)
+		if err != nil {
+			return false, err
 		}
-		for _, ti := range infos {
-			if !strings.HasPrefix(ti.ID, tasks.TypeSweep+":") {
-				continue
+		for _, j := range jobs {
+			if n := len(entries[j.Type]); n != len(workers) {
+				return false, fmt.Errorf("%s: %d entries, want %d (one per worker): %v", j.Type, n, len(workers), entries)
 			}
-			if runs[ti.ID] == nil {
-				runs[ti.ID] = map[time.Time]bool{}
+			for _, e := range entries[j.Type] {
+				if e.Spec != j.When.Spec() || e.NextEnqueueAt == "" {
+					return false, fmt.Errorf("%s: entry %+v, want spec %q and a next run", j.Type, e, j.When.Spec())
+				}
 			}
-			runs[ti.ID][ti.CompletedAt] = true
 		}
-	}
+		return true, nil
+	})
+
 	windowEnd := windowStart.Add(3*period + 3*period/10)
-	for time.Now().Before(windowEnd) {
-		watch()
-		time.Sleep(100 * time.Millisecond)
-	}
+	time.Sleep(time.Until(windowEnd))
 	stopAt := time.Now()
 	for _, w := range workers {
 		w.Shutdown(ctx)
 	}
-	watch()
 
+	// The fleet's runs: what each worker's claim middleware counted.
+	ran, skipped := map[string]float64{}, map[string]float64{}
+	for _, w := range workers {
+		for _, j := range jobs {
+			ran[j.Type] += w.Metrics().PeriodicRunsOf(j.Type, true)
+			skipped[j.Type] += w.Metrics().PeriodicRunsOf(j.Type, false)
+		}
+	}
 	// The slots: the one in progress when the fleet started (run at start-up)
 	// and every slot that began during the window.
 	var want []int64
 	for slot := windowStart.Truncate(period); !slot.After(stopAt); slot = slot.Add(period) {
 		want = append(want, slot.UnixMilli())
 	}
-	started := 0 // slots that began inside the planned window
-	for _, ms := range want {
-		if at := time.UnixMilli(ms); !at.Before(windowStart) && at.Before(windowEnd) {
-			started++
-		}
-	}
-	var got []int64
-	for id, times := range runs {
-		ms, err := strconv.ParseInt(strings.TrimPrefix(id, tasks.TypeSweep+":"), 10, 64)
-		if err != nil {
-			t.Fatalf("sweep task ID %q does not end in a slot", id)
-		}
-		if ms%period.Milliseconds() != 0 {
-			t.Errorf("task %s: slot %d is not aligned to the %v period", id, ms, period)
-		}
-		if len(times) != 1 {
-			t.Errorf("slot %s ran %d times, want once", time.UnixMilli(ms).UTC().Format("15:04:05.000"), len(times))
-		}
-		got = append(got, ms)
-	}
-	sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
-	t.Logf("window %s → %s (%v): %d slots began in it, plus the one in progress at start-up; sweep runs %v",
-		windowStart.UTC().Format("15:04:05.000"), stopAt.UTC().Format("15:04:05.000"), stopAt.Sub(windowStart).Round(time.Millisecond),
-		started, slotTimes(got))
-	if started != 3 {
-		t.Errorf("%d slots began in a 3.5-period window, want 3 (timing of the test itself is off)", started)
-	}
+	got := claimedSlots(t, s, tasks.TypeSweep)
+	t.Logf("window %s → %s: sweep slots claimed %v; runs %v, skipped %v", windowStart.UTC().Format("15:04:05.000"),
+		stopAt.UTC().Format("15:04:05.000"), slotTimes(got), ran, skipped)
 	if last := want[len(want)-1]; len(got) == len(want)-1 && stopAt.Sub(time.UnixMilli(last)) < 300*time.Millisecond {
 		// The machine was slow enough that a slot began just before the
 		// fleet stopped; it may fairly not have run yet.
-		t.Logf("slot %s began %v before the stop; not required", slotTimes([]int64{last}), stopAt.Sub(time.UnixMilli(last)))
 		want = want[:len(want)-1]
 	}
 	if !equal(got, want) {
-		t.Fatalf("sweep runs %v, want one per slot: %v", slotTimes(got), slotTimes(want))
+		t.Errorf("sweep slots claimed %v, want one per slot: %v", slotTimes(got), slotTimes(want))
 	}
-
-	// Nothing ran that the completed set did not show, and nothing failed:
-	// every processed task of the low queue is a distinct completed one.
-	info, err := s.SC.Inspector.GetQueueInfo(tasks.QueueLow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Archived+info.Retry != 0 {
-		t.Errorf("low queue: %d archived, %d retry; want 0 (no run failed)", info.Archived, info.Retry)
-	}
-	all, err := s.SC.Inspector.ListCompletedTasks(tasks.QueueLow, asynq.PageSize(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	others := 0
-	for _, ti := range all {
-		if !strings.HasPrefix(ti.ID, tasks.TypeSweep+":") {
-			others++ // the start-up reconciliation and notification runs
+	for _, j := range jobs {
+		claims := int64(len(claimedSlots(t, s, j.Type)))
+		if float64(claims) != ran[j.Type] {
+			t.Errorf("%s: %d slots claimed in the ledger but the workers ran it %v times", j.Type, claims, ran[j.Type])
 		}
 	}
-	if processed := processedToday(t, s.SC.Inspector, tasks.QueueLow) - processedBefore; processed != len(got)+others {
-		t.Errorf("asynq processed %d low-queue tasks, but %d sweep + %d other runs were seen: a run went unseen", processed, len(got), others)
+	if n := len(claimedSlots(t, s, tasks.TypeReconcile)); n != 1 {
+		t.Errorf("reconciliation: %d slots claimed, want 1 (its last 03:00, caught up once by three starting workers)", n)
+	}
+	// Every worker's Scheduler fired every second: two of three fires of a
+	// slot found it claimed, so the dedup was exercised, not bypassed.
+	if skipped[tasks.TypeSweep] < ran[tasks.TypeSweep] {
+		t.Errorf("sweep: %v runs skipped for %v ran, want at least as many (three Schedulers fire each slot)",
+			skipped[tasks.TypeSweep], ran[tasks.TypeSweep])
 	}
 }
 
-// processedToday is asynq's count of tasks processed in a queue over the
-// last two days (so a run across midnight still adds up).
-func processedToday(t *testing.T, in *asynq.Inspector, queue string) int {
+// schedulerEntry is one entry of asynqmon's GET /monitoring/api/scheduler_entries.
+type schedulerEntry struct {
+	Spec          string `json:"spec"`
+	TaskType      string `json:"task_type"`
+	NextEnqueueAt string `json:"next_enqueue_at"`
+}
+
+// schedulerEntries lists asynqmon's scheduler entries by task type.
+func schedulerEntries(s *testenv.Stack) (map[string][]schedulerEntry, error) {
+	st, body, err := get(s.APIURL+"/monitoring/api/scheduler_entries", func(r *http.Request) {
+		r.Header.Set("Authorization", "Bearer "+s.Config.AdminToken)
+	})
+	if err != nil || st != 200 {
+		return nil, fmt.Errorf("scheduler entries: status %d, %v: %s", st, err, body)
+	}
+	var page struct {
+		Entries []schedulerEntry `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(body), &page); err != nil {
+		return nil, err
+	}
+	out := map[string][]schedulerEntry{}
+	for _, e := range page.Entries {
+		out[e.TaskType] = append(out[e.TaskType], e)
+	}
+	return out, nil
+}
+
+// claimedSlots lists a job's claimed slots (Unix ms), oldest first.
+func claimedSlots(t *testing.T, s *testenv.Stack, job string) []int64 {
 	t.Helper()
-	queues, err := in.Queues()
-	if err != nil {
-		t.Fatalf("queues: %v", err)
+	var slots []time.Time
+	if err := s.SC.Store.DB().Raw(`SELECT slot_at FROM periodic_slots WHERE job = ? ORDER BY slot_at`, job).Scan(&slots).Error; err != nil {
+		t.Fatal(err)
 	}
-	if !contains(queues, queue) {
-		return 0
+	out := make([]int64, len(slots))
+	for i, at := range slots {
+		out[i] = at.UnixMilli()
 	}
-	stats, err := in.History(queue, 2)
-	if err != nil {
-		t.Fatalf("queue history: %v", err)
-	}
-	n := 0
-	for _, d := range stats {
-		n += d.Processed
-	}
-	return n
+	return out
 }
 
 func slotTimes(ms []int64) []string {
@@ -177,13 +167,4 @@ func equal(a, b []int64) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -2,15 +2,19 @@ package metrics
 
 import (
 	"context"
+	"crypto/subtle"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/schedule"
 	"orderflow/model"
 
 	"github.com/hibiken/asynq"
+	asynqmetrics "github.com/hibiken/asynq/x/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -20,6 +24,8 @@ type Sources struct {
 	Store     *model.Store
 	Inspector *asynq.Inspector
 	Clock     clock.Clock
+	// Jobs are the periodic jobs, for their last and next slot.
+	Jobs []schedule.Job
 }
 
 // ledgerCollector reads gauges at scrape time, so every process reports the
@@ -28,7 +34,7 @@ type ledgerCollector struct {
 	src                                         Sources
 	orders, refunds, outbox, outboxAge, notices *prometheus.Desc
 	held                                        *prometheus.Desc
-	queueSize, queueLatency, processed, failed  *prometheus.Desc
+	periodicLast, periodicNext                  *prometheus.Desc
 }
 
 func newLedgerCollector(src Sources) *ledgerCollector {
@@ -43,15 +49,13 @@ func newLedgerCollector(src Sources) *ledgerCollector {
 		outboxAge:    d("orderflow_outbox_oldest_age_seconds", "Age of the oldest outbox row (0 when empty)."),
 		notices:      d("orderflow_notifications_pending", "Notifications not yet acknowledged by the webhook."),
 		held:         d("orderflow_held_payments", "Payments held for an operator: their trade already pays another order."),
-		queueSize:    d("orderflow_queue_tasks", "asynq tasks per queue and state.", "queue", "state"),
-		queueLatency: d("orderflow_queue_latency_seconds", "Age of the oldest pending task per queue.", "queue"),
-		processed:    d("orderflow_queue_processed_total", "Tasks processed per queue (asynq's total).", "queue"),
-		failed:       d("orderflow_queue_failed_total", "Task attempts that failed per queue (asynq's total).", "queue"),
+		periodicLast: d("orderflow_periodic_last_slot_timestamp_seconds", "The latest slot a periodic job's run claimed, from the ledger (Unix time).", "job"),
+		periodicNext: d("orderflow_periodic_next_slot_timestamp_seconds", "The next slot of a periodic job's schedule (Unix time).", "job"),
 	}
 }
 
 func (c *ledgerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.orders, c.refunds, c.outbox, c.outboxAge, c.notices, c.held, c.queueSize, c.queueLatency, c.processed, c.failed} {
+	for _, d := range []*prometheus.Desc{c.orders, c.refunds, c.outbox, c.outboxAge, c.notices, c.held, c.periodicLast, c.periodicNext} {
 		ch <- d
 	}
 }
@@ -82,32 +86,27 @@ func (c *ledgerCollector) Collect(ch chan<- prometheus.Metric) {
 	if n, err := c.src.Store.CountHeldPayments(ctx); err == nil {
 		gauge(c.held, float64(n))
 	}
-	queues, err := c.src.Inspector.Queues()
-	if err != nil {
-		return
-	}
-	for _, q := range queues {
-		info, err := c.src.Inspector.GetQueueInfo(q)
-		if err != nil {
-			continue
+	now := c.src.Clock.Now()
+	last, err := c.src.Store.LastPeriodicSlots(ctx)
+	for _, j := range c.src.Jobs {
+		if at, ok := last[j.Type]; ok && err == nil {
+			gauge(c.periodicLast, unixSeconds(at), j.Type)
 		}
-		for state, n := range map[string]int{"pending": info.Pending, "active": info.Active, "scheduled": info.Scheduled,
-			"retry": info.Retry, "archived": info.Archived, "completed": info.Completed} {
-			gauge(c.queueSize, float64(n), q, state)
-		}
-		gauge(c.queueLatency, info.Latency.Seconds(), q)
-		ch <- prometheus.MustNewConstMetric(c.processed, prometheus.CounterValue, float64(info.ProcessedTotal), q)
-		ch <- prometheus.MustNewConstMetric(c.failed, prometheus.CounterValue, float64(info.FailedTotal), q)
+		gauge(c.periodicNext, unixSeconds(j.When.Next(now)), j.Type)
 	}
 }
 
+func unixSeconds(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
+
 var registerOnce sync.Map
 
-// Handler serves /metrics: this process's counters plus the scrape-time
-// ledger and queue gauges.
+// Handler serves /metrics: this process's counters, the scrape-time ledger
+// gauges, and asynq's own queue series (asynq_*, from asynq's collector, so
+// the standard asynq dashboards and asynqmon's metrics view work; the
+// product exports no copy of them).
 func Handler(m *Metrics, src Sources) http.Handler {
 	if _, loaded := registerOnce.LoadOrStore(m, true); !loaded {
-		m.Registry.MustRegister(newLedgerCollector(src))
+		m.Registry.MustRegister(newLedgerCollector(src), asynqmetrics.NewQueueMetricsCollector(src.Inspector))
 	}
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
@@ -129,6 +128,16 @@ type Stats struct {
 	Fleet                map[string]int64             `json:"fleet_counters"`
 	// Sweep is the fleet's last sweep pass (null before the first).
 	Sweep *SweepPass `json:"sweep"`
+	// Periodic is each periodic job's schedule, last claimed and next slot.
+	Periodic map[string]PeriodicSlots `json:"periodic"`
+}
+
+// PeriodicSlots is one periodic job in the admin stats.
+type PeriodicSlots struct {
+	Schedule string `json:"schedule"`
+	// LastSlot is the latest slot a run claimed (null before the first).
+	LastSlot *time.Time `json:"last_slot"`
+	NextSlot time.Time  `json:"next_slot"`
 }
 
 // Collect gathers the stats from the ledger, asynq and the fleet counters.
@@ -159,6 +168,18 @@ func Collect(ctx context.Context, m *Metrics, src Sources) (*Stats, error) {
 		return nil, err
 	}
 	st.OutboxOldestSeconds = age.Seconds()
+	last, err := src.Store.LastPeriodicSlots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st.Periodic = make(map[string]PeriodicSlots, len(src.Jobs))
+	for _, j := range src.Jobs {
+		ps := PeriodicSlots{Schedule: j.When.String(), NextSlot: j.When.Next(src.Clock.Now())}
+		if at, ok := last[j.Type]; ok {
+			ps.LastSlot = &at
+		}
+		st.Periodic[j.Type] = ps
+	}
 	if queues, err := src.Inspector.Queues(); err == nil {
 		for _, q := range queues {
 			if info, err := src.Inspector.GetQueueInfo(q); err == nil {
@@ -186,4 +207,23 @@ func Collect(ctx context.Context, m *Metrics, src Sources) (*Stats, error) {
 func ratio(a, b int64) *float64 {
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(float64(a)/float64(b), 'f', 4, 64), 64)
 	return &r
+}
+
+// Guard puts a /metrics handler behind the admin token when auth is
+// "admin" (ORDERFLOW_METRICS_AUTH), for shops that expose the port; "none"
+// serves it to anyone, as a Prometheus scrape without credentials expects.
+func Guard(h http.Handler, auth, adminToken string) http.Handler {
+	if auth != "admin" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) != 1 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":{"code":"unauthorized","message":"/metrics needs the admin token (ORDERFLOW_METRICS_AUTH=admin)"}}` + "\n"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

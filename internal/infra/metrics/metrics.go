@@ -36,6 +36,7 @@ type Metrics struct {
 	activations    prometheus.Counter
 	activationLag  prometheus.Histogram
 	sweep          *sweepCollectors
+	periodicRuns   *prometheus.CounterVec
 }
 
 // counterVec is a counter split by one label, built from its name and help.
@@ -49,6 +50,7 @@ func New(rdb redis.UniversalClient) *Metrics {
 		Registry:       prometheus.NewRegistry(),
 		rdb:            rdb,
 		sweep:          newSweepCollectors(),
+		periodicRuns:   newPeriodicRuns(),
 		closes:         counterVec("orderflow_order_close_total", "Order close attempts by result (success, failure).", "result"),
 		refundAttempts: counterVec("orderflow_refund_attempts_total", "Provider refund calls by result (success, failure).", "result"),
 		stuckRecovered: prometheus.NewCounter(prometheus.CounterOpts{Name: "orderflow_stuck_claims_recovered_total", Help: "Claims older than the claim timeout reset to paid and re-queued."}),
@@ -58,7 +60,7 @@ func New(rdb redis.UniversalClient) *Metrics {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}),
 	}
-	m.Registry.MustRegister(m.closes, m.refundAttempts, m.stuckRecovered, m.activations, m.activationLag)
+	m.Registry.MustRegister(m.closes, m.refundAttempts, m.stuckRecovered, m.activations, m.activationLag, m.periodicRuns)
 	m.sweep.register(m.Registry)
 	for _, r := range []string{"success", "failure"} {
 		m.closes.WithLabelValues(r)

@@ -40,3 +40,12 @@ func (s Spec) RetrySpan() time.Duration {
 func PeriodicID(typ string, slot time.Time) string {
 	return typ + ":" + strconv.FormatInt(slot.UnixMilli(), 10)
 }
+
+// PeriodicPayload is a periodic task's payload. The asynq Scheduler's tasks
+// carry none: their slot is the schedule's at the moment they run. A
+// catch-up names its slot; a reconciliation triggered by a lost Redis names
+// the epoch marker instead and claims no slot.
+type PeriodicPayload struct {
+	Slot  int64  `json:"slot,omitempty"` // Unix milliseconds
+	Epoch string `json:"epoch,omitempty"`
+}
