@@ -53,9 +53,11 @@ func (s *Store) InsertStockFlow(ctx context.Context, productID, orderID int64, f
 	return s.insertIgnoringDuplicate(ctx, insertStockFlow, productID, orderID, flowType, qty, at)
 }
 
-// Payment is one payment notification from the provider, once per trade.
+// Payment is one payment notification from a provider, once per
+// (provider, trade): each provider numbers its own trades.
 type Payment struct {
 	ID          int64
+	Provider    string
 	TradeNo     string
 	OrderID     int64
 	AmountCents int64
@@ -63,11 +65,11 @@ type Payment struct {
 	CreatedAt   time.Time
 }
 
-const insertPayment = `INSERT INTO payments (trade_no, order_id, amount_cents, disposition, created_at) VALUES (?, ?, ?, ?, ?)`
+const insertPayment = `INSERT INTO payments (provider, trade_no, order_id, amount_cents, disposition, created_at) VALUES (?, ?, ?, ?, ?, ?)`
 
 // InsertPayment records a payment and reports false if the trade was already recorded.
 func (s *Store) InsertPayment(ctx context.Context, p *Payment) (bool, error) {
-	return s.insertIgnoringDuplicate(ctx, insertPayment, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
+	return s.insertIgnoringDuplicate(ctx, insertPayment, p.Provider, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
 }
 
 // InsertPaymentLater records a payment expected to be new: inside a MySQL
@@ -75,12 +77,12 @@ func (s *Store) InsertPayment(ctx context.Context, p *Payment) (bool, error) {
 // recorded fails the transaction with a unique-key violation (IsDuplicate)
 // instead of answering — for callers with a careful path to fall back on.
 func (s *Store) InsertPaymentLater(ctx context.Context, p *Payment) error {
-	return s.later(ctx, insertPayment, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
+	return s.later(ctx, insertPayment, p.Provider, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
 }
 
 // SetPaymentDisposition records what a payment turned out to be.
-func (s *Store) SetPaymentDisposition(ctx context.Context, tradeNo, disposition string) error {
-	_, err := s.exec(ctx, `UPDATE payments SET disposition = ? WHERE trade_no = ?`, disposition, tradeNo)
+func (s *Store) SetPaymentDisposition(ctx context.Context, provider, tradeNo, disposition string) error {
+	_, err := s.exec(ctx, `UPDATE payments SET disposition = ? WHERE provider = ? AND trade_no = ?`, disposition, provider, tradeNo)
 	return err
 }
 
@@ -105,10 +107,10 @@ func (s *Store) HasEffect(ctx context.Context, orderID int64) (bool, error) {
 	return n > 0, err
 }
 
-// PaymentByTrade loads one payment.
-func (s *Store) PaymentByTrade(ctx context.Context, tradeNo string) (*Payment, error) {
+// PaymentByTrade loads one payment by its provider's trade number.
+func (s *Store) PaymentByTrade(ctx context.Context, provider, tradeNo string) (*Payment, error) {
 	var p Payment
-	if err := s.first(ctx, &p, `SELECT * FROM payments WHERE trade_no = ?`, tradeNo); err != nil {
+	if err := s.first(ctx, &p, `SELECT * FROM payments WHERE provider = ? AND trade_no = ?`, provider, tradeNo); err != nil {
 		return nil, err
 	}
 	return &p, nil

@@ -11,6 +11,7 @@ import (
 // could return the other order's money).
 type HeldPayment struct {
 	ID          int64
+	Provider    string
 	TradeNo     string
 	OrderID     int64
 	OrderNo     string
@@ -24,9 +25,9 @@ type HeldPayment struct {
 // reports false when it already was.
 func (s *Store) InsertHeldPayment(ctx context.Context, h *HeldPayment) (bool, error) {
 	return s.insertIgnoringDuplicate(ctx,
-		`INSERT INTO held_payments (trade_no, order_id, order_no, amount_cents, paid_order_id, paid_order_no, created_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		h.TradeNo, h.OrderID, h.OrderNo, h.AmountCents, h.PaidOrderID, h.PaidOrderNo, h.CreatedAt)
+		`INSERT INTO held_payments (provider, trade_no, order_id, order_no, amount_cents, paid_order_id, paid_order_no, created_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		h.Provider, h.TradeNo, h.OrderID, h.OrderNo, h.AmountCents, h.PaidOrderID, h.PaidOrderNo, h.CreatedAt)
 }
 
 // HeldPaymentsForOrder lists the payments held against an order, oldest first.

@@ -21,6 +21,7 @@ type Refund struct {
 	NoGen          int
 	OrderID        int64
 	OrderNo        string
+	Provider       string // the provider that took the money, and gives it back
 	TradeNo        string
 	AmountCents    int64
 	Reason         string
@@ -38,9 +39,9 @@ type Refund struct {
 // when it already exists. A new refund changes its order's view.
 func (s *Store) InsertRefund(ctx context.Context, r *Refund) (bool, error) {
 	fresh, err := s.insertIgnoringDuplicate(ctx,
-		`INSERT INTO refunds (refund_no, base_no, no_gen, order_id, order_no, trade_no, amount_cents, reason, status, created_at, updated_at)
-		 VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.RefundNo, r.BaseNo, r.OrderID, r.OrderNo, r.TradeNo, r.AmountCents, r.Reason, r.Status, r.CreatedAt, r.UpdatedAt)
+		`INSERT INTO refunds (refund_no, base_no, no_gen, order_id, order_no, provider, trade_no, amount_cents, reason, status, created_at, updated_at)
+		 VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.RefundNo, r.BaseNo, r.OrderID, r.OrderNo, r.Provider, r.TradeNo, r.AmountCents, r.Reason, r.Status, r.CreatedAt, r.UpdatedAt)
 	if fresh {
 		s.staleAfterCommit(ctx, r.OrderID, r.OrderNo)
 	}

@@ -62,6 +62,29 @@ type Config struct {
 	RefundAlertAfter   Duration `yaml:"refund_alert_after"`
 	PayTimeout         Duration `yaml:"pay_timeout"`
 
+	// Payment providers (pay.go): which are enabled, the currency, and each
+	// one's settings. Keys are PEM text or "@<file path>".
+	PayProviders              string   `yaml:"pay_providers"` // comma list; default paysim
+	Currency                  string   `yaml:"currency"`      // ISO 4217, lower case
+	PayQueryAfter             Duration `yaml:"pay_query_after"`
+	AlipayAppID               string   `yaml:"alipay_app_id"`
+	AlipayPrivateKey          string   `yaml:"alipay_private_key"` // the app's
+	AlipayPublicKey           string   `yaml:"alipay_public_key"`  // Alipay's
+	AlipayGatewayURL          string   `yaml:"alipay_gateway_url"`
+	AlipayNotifyURL           string   `yaml:"alipay_notify_url"`
+	WechatMchID               string   `yaml:"wechat_mch_id"`
+	WechatAppID               string   `yaml:"wechat_app_id"`
+	WechatCertSerial          string   `yaml:"wechat_cert_serial"`
+	WechatPrivateKey          string   `yaml:"wechat_private_key"`
+	WechatAPIv3Key            string   `yaml:"wechat_apiv3_key"`
+	WechatPlatformPublicKey   string   `yaml:"wechat_platform_public_key"`
+	WechatPlatformPublicKeyID string   `yaml:"wechat_platform_public_key_id"`
+	WechatAPIURL              string   `yaml:"wechat_api_url"`
+	WechatNotifyURL           string   `yaml:"wechat_notify_url"`
+	StripeSecretKey           string   `yaml:"stripe_secret_key"`
+	StripeWebhookSecret       string   `yaml:"stripe_webhook_secret"`
+	StripeAPIURL              string   `yaml:"stripe_api_url"`
+
 	Concurrency              int      `yaml:"concurrency"`
 	TaskCheckInterval        Duration `yaml:"task_check_interval"`
 	DelayedTaskCheckInterval Duration `yaml:"delayed_task_check_interval"`
@@ -107,6 +130,10 @@ func Defaults() Config {
 		RefundMaxAttempts:        5,
 		RefundAlertAfter:         Duration(24 * time.Hour),
 		PayTimeout:               Duration(5 * time.Second),
+		PayProviders:             "paysim",
+		Currency:                 "cny",
+		PayQueryAfter:            Duration(time.Minute),
+		AlipayGatewayURL:         "https://openapi.alipay.com/gateway.do",
 		Concurrency:              20,
 		TaskCheckInterval:        Duration(20 * time.Millisecond),
 		DelayedTaskCheckInterval: Duration(200 * time.Millisecond),
@@ -299,12 +326,16 @@ func (c Config) Validate() error {
 		"cache_ttl":            c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,
 		"task_check_interval": c.TaskCheckInterval, "delayed_task_check_interval": c.DelayedTaskCheckInterval,
 		"shutdown_timeout": c.ShutdownTimeout, "refund_alert_after": c.RefundAlertAfter, "pay_timeout": c.PayTimeout,
+		"pay_query_after":          c.PayQueryAfter,
 		"http_read_header_timeout": c.HTTPReadHeaderTimeout, "http_read_timeout": c.HTTPReadTimeout,
 		"http_write_timeout": c.HTTPWriteTimeout, "http_idle_timeout": c.HTTPIdleTimeout,
 	} {
 		if d <= 0 {
 			return bad(key, "must be a positive duration")
 		}
+	}
+	if err := c.validatePay(); err != nil {
+		return err
 	}
 	if c.HTTPReadHeaderTimeout > c.HTTPReadTimeout {
 		return bad("http_read_header_timeout", "must not be longer than http_read_timeout")

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/tasks"
 	"orderflow/model"
 
@@ -24,10 +25,16 @@ type ServiceContext struct {
 	Asynq     *asynq.Client
 	Inspector *asynq.Inspector
 	Tasks     tasks.Table
+	// Pay is the enabled payment providers (ORDERFLOW_PAY_PROVIDERS).
+	Pay *pay.Registry
 }
 
 // New connects every dependency. The caller closes it with Close.
 func New(c Config, log *zap.Logger) (*ServiceContext, error) {
+	reg, err := NewPayRegistry(c)
+	if err != nil {
+		return nil, err
+	}
 	db, err := NewDB(c)
 	if err != nil {
 		return nil, err
@@ -43,6 +50,7 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		Asynq:     asynq.NewClientFromRedisClient(rdb),
 		Inspector: asynq.NewInspectorFromRedisClient(rdb),
 		Tasks:     tasks.NewTable(c.TaskConfig()),
+		Pay:       reg,
 	}, nil
 }
 

@@ -9,12 +9,13 @@ import (
 	"orderflow/internal/domain/catalog"
 	"orderflow/internal/domain/group"
 	"orderflow/internal/domain/order"
+	"orderflow/internal/domain/payment"
 	"orderflow/internal/domain/reconcile"
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/metrics"
 	"orderflow/internal/infra/notify"
 	"orderflow/internal/infra/outbox"
-	"orderflow/internal/infra/payclient"
+	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/stock"
 )
 
@@ -31,6 +32,9 @@ type UseCases struct {
 	Reconciler *reconcile.Reconciler
 	Sweeper    *reconcile.Sweeper
 	Backlog    *backlog.Service
+	// Pay is the enabled providers; Payments applies their notifications.
+	Pay      *pay.Registry
+	Payments *payment.Notifications
 }
 
 // NewUseCases builds every use-case service on the context's dependencies.
@@ -42,15 +46,15 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	s.Store.SetAfterCommit(afterCommit(relay, s.Redis, s.Log))
 	m := metrics.New(s.Redis)
 	orders := order.New(order.Deps{
-		Store: s.Store, Redis: s.Redis, Clock: s.Clock, Log: s.Log, Metrics: m,
+		Store: s.Store, Redis: s.Redis, Clock: s.Clock, Log: s.Log, Metrics: m, Pay: s.Pay,
 	}, order.Settings{
 		OrderTTL: c.OrderTTL.D(), ClaimTimeout: c.ClaimTimeout.D(), MaxPending: c.MaxPending,
 		MaxAttempts: c.MaxAttempts, CacheTTL: c.CacheTTL.D(), IdempotencyTTL: c.IdempotencyTTL.D(),
 	})
 	refunds := refund.New(refund.Deps{
-		Store:    s.Store,
-		Provider: payclient.New(c.PayURL, c.PaySecret, c.PayTimeout.D()),
-		Clock:    s.Clock, Log: s.Log, Metrics: m,
+		Store: s.Store,
+		Pay:   s.Pay,
+		Clock: s.Clock, Log: s.Log, Metrics: m,
 	}, refund.Settings{MaxAttempts: c.RefundMaxAttempts, AlertAfter: c.RefundAlertAfter.D()})
 	groups := group.New(group.Deps{Store: s.Store, Redis: s.Redis, Clock: s.Clock, Log: s.Log})
 	sweeper := &reconcile.Sweeper{
@@ -58,11 +62,14 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		Orders: orders, Refunds: refunds, Groups: groups, Stock: stock.NewCounter(s.Redis), Metrics: m, Clock: s.Clock, Log: s.Log,
 		Page: c.SweepPageSize, Budget: c.SweepInterval.D() / 2,
 		RelayInterval: c.RelayInterval.D(), NotifyInterval: c.NotifyInterval.D(),
+		Interval: c.SweepInterval.D(), PayQueryAfter: c.PayQueryAfter.D(),
 	}
 	return &UseCases{
-		Sweeper: sweeper,
-		Backlog: &backlog.Service{Store: s.Store, Redis: s.Redis, Clock: s.Clock},
-		Groups:  groups,
+		Pay:      s.Pay,
+		Payments: &payment.Notifications{Orders: orders, Refunds: refunds, Log: s.Log},
+		Sweeper:  sweeper,
+		Backlog:  &backlog.Service{Store: s.Store, Redis: s.Redis, Clock: s.Clock},
+		Groups:   groups,
 		Notifier: &notify.Deliverer{Store: s.Store, URL: c.NotifyURL, Secret: c.PaySecret,
 			HTTP: &http.Client{Timeout: 10 * time.Second}, Clock: s.Clock, Log: s.Log},
 		Relay:    relay,

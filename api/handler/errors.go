@@ -26,4 +26,6 @@ var (
 	errBadOrderNo      = apperr.New(apperr.Invalid, "invalid_order_no", "order_no is required")
 	errBadTradeNo      = apperr.New(apperr.Invalid, "invalid_trade_no", "trade_no must be 1..64 characters")
 	errBadRefundNotify = apperr.New(apperr.Invalid, "invalid_refund_notify", "out_request_no and status are required")
+	// A notification for a provider this deployment does not enable.
+	errProviderNotEnabled = apperr.New(apperr.NotFound, "not_found", "this payment provider is not enabled")
 )

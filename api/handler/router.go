@@ -8,6 +8,7 @@ import (
 	"orderflow/api/console"
 	"orderflow/internal/infra/health"
 	"orderflow/internal/infra/metrics"
+	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/profiling"
 	"orderflow/svc"
 
@@ -38,11 +39,15 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.HandleFunc("POST /api/v1/orders", h.requireUser(false, h.createOrder))
 	mux.HandleFunc("GET /api/v1/orders/{order_no}", h.requireUser(true, h.getOrder))
 	mux.HandleFunc("POST /api/v1/orders/{order_no}/cancel", h.requireUser(true, h.cancelOrder))
+	mux.HandleFunc("POST /api/v1/orders/{order_no}/pay", h.requireUser(true, h.checkout))
 	mux.HandleFunc("POST /api/v1/groups", h.requireUser(false, h.createGroup))
 	mux.HandleFunc("POST /api/v1/groups/{group_no}/join", h.requireUser(false, h.joinGroup))
 	mux.HandleFunc("GET /api/v1/groups/{group_no}", h.requireUser(true, readByNo(h, "group_no", uc.Groups.Get)))
 	mux.HandleFunc("POST /api/v1/payments/notify", h.paymentNotify)
 	mux.HandleFunc("POST /api/v1/payments/refund-notify", h.refundNotify)
+	mux.HandleFunc("POST /api/v1/payments/alipay/notify", h.providerNotify(pay.NameAlipay))
+	mux.HandleFunc("POST /api/v1/payments/wechat/notify", h.providerNotify(pay.NameWechat))
+	mux.HandleFunc("POST /api/v1/payments/stripe/webhook", h.providerNotify(pay.NameStripe))
 
 	mux.Handle("POST /api/v1/admin/users", admin(h.createUser))
 	mux.Handle("GET /api/v1/admin/users/{id}", admin(h.getUser))

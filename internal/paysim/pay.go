@@ -77,11 +77,13 @@ func (s *Sim) handlePay(w http.ResponseWriter, r *http.Request) {
 
 	// One body for every copy, so duplicates are byte-identical like a
 	// provider's redelivery.
-	body, err := json.Marshal(notification{OrderNo: req.OrderNo, TradeNo: req.TradeNo, AmountCents: req.AmountCents})
+	n := notification{OrderNo: req.OrderNo, TradeNo: req.TradeNo, AmountCents: req.AmountCents}
+	body, err := json.Marshal(n)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "internal", "encode notification: "+err.Error())
 		return
 	}
+	s.recordPayment(n)
 	outcomes := s.notifyPayment(r.Context(), body, times)
 
 	res := PayResult{TradeNo: req.TradeNo, StatusCodes: make([]int, times)}

@@ -38,6 +38,7 @@ type Sim struct {
 	// refunds holds every out_request_no the simulator was called with or
 	// told about, applied or not.
 	refunds         map[string]*refund
+	payments        map[string]notification // by order_no: what GET /payments/{order_no} answers
 	paymentsSent    int64
 	callbacksSent   int64
 	callbacksFailed int64
@@ -93,6 +94,7 @@ func (s *Sim) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /refunds", s.signed(s.handleCreateRefund))
 	mux.Handle("GET /refunds/{out_request_no}", s.signed(s.handleQueryRefund))
+	mux.Handle("GET /payments/{order_no}", s.signed(s.handleQueryPayment))
 	mux.HandleFunc("POST /admin/refunds/{out_request_no}/fail", s.handleFailRefund)
 	mux.HandleFunc("GET /admin/stats", s.handleStats)
 	mux.HandleFunc("GET /admin/config", s.handleGetKnobs)

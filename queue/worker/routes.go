@@ -25,6 +25,7 @@ func routes(uc *svc.UseCases, log *zap.Logger) *asynq.ServeMux {
 	mux.HandleFunc(tasks.TypeRefundExecute, handleRefundExecute(uc))
 	mux.HandleFunc(tasks.TypeGroupSettle, handleGroupSettle(uc))
 	mux.HandleFunc(tasks.TypeNotifyDeliver, handleNotifyDeliver(uc, log))
+	mux.HandleFunc(tasks.TypePaymentQuery, handlePaymentQuery(uc))
 	mux.HandleFunc(tasks.TypeSweep, handleSweep(uc))
 	mux.HandleFunc(tasks.TypeReconcile, handleReconcile(uc, log))
 	return mux
@@ -108,6 +109,22 @@ func handleOrderActivate(uc *svc.UseCases) asynq.HandlerFunc {
 func handleSweep(uc *svc.UseCases) asynq.HandlerFunc {
 	return func(ctx context.Context, _ *asynq.Task) error {
 		_, err := uc.Sweeper.Pass(ctx)
+		return err
+	}
+}
+
+// handlePaymentQuery asks a pending order's providers about its started
+// payments (a lost notification); a confirmed one is applied by Pay.
+func handlePaymentQuery(uc *svc.UseCases) asynq.HandlerFunc {
+	return func(ctx context.Context, t *asynq.Task) error {
+		var p tasks.OrderPayload
+		if err := tasks.Decode(t, &p); err != nil {
+			return err
+		}
+		err := uc.Orders.RecoverPayment(ctx, p.OrderNo)
+		if errors.Is(err, order.ErrNotFound) {
+			return fmt.Errorf("payment query %s: %w: %w", p.OrderNo, err, asynq.SkipRetry)
+		}
 		return err
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"orderflow/internal/infra/payclient"
+	"orderflow/internal/infra/pay"
 	"orderflow/internal/testenv"
 	"orderflow/model"
 )
@@ -37,13 +37,13 @@ func TestStaleProviderStatusCannotHideAFailedRefund(t *testing.T) {
 	}
 	stale := rs[0] // what the execute run read
 
-	if err := s.UC.Refunds.Callback(ctx, stale.RefundNo, payclient.StatusFailed); err != nil {
+	if err := s.UC.Refunds.Callback(ctx, stale.RefundNo, pay.RefundFailed); err != nil {
 		t.Fatal(err)
 	}
 	// The execute run now records the provider's "processing" from before,
 	// naming what it read: processing under this number.
 	noted, err := s.SC.Store.NoteRefundProvider(ctx, model.ProviderNote{
-		ID: stale.ID, RefundNo: stale.RefundNo, From: stale.Status, Status: payclient.StatusProcessing, At: time.Now(),
+		ID: stale.ID, RefundNo: stale.RefundNo, From: stale.Status, Status: pay.RefundProcessing, At: time.Now(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -51,9 +51,9 @@ func TestStaleProviderStatusCannotHideAFailedRefund(t *testing.T) {
 	if noted {
 		t.Errorf("a provider status written over a refund that left %s", stale.Status)
 	}
-	if r := refundsOf(t, s)[0]; r.Status != model.RefundManual || r.ProviderStatus != payclient.StatusFailed {
+	if r := refundsOf(t, s)[0]; r.Status != model.RefundManual || r.ProviderStatus != pay.RefundFailed {
 		t.Errorf("after the callback and the stale write the refund is %s with provider status %q, want manual with %q",
-			r.Status, r.ProviderStatus, payclient.StatusFailed)
+			r.Status, r.ProviderStatus, pay.RefundFailed)
 	}
 	no, err := s.UC.Refunds.Retry(ctx, stale.RefundNo)
 	if err != nil {

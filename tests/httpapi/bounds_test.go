@@ -592,7 +592,7 @@ func testFreeOrder(t *testing.T, backend testenv.Backend) {
 	if err != nil || st != 200 {
 		t.Fatalf("pay a free order: %d %v", st, err)
 	}
-	p, err := s.SC.Store.PaymentByTrade(ctx, trade)
+	p, err := s.SC.Store.PaymentByTrade(ctx, "paysim", trade)
 	if err != nil || p.Disposition != model.PaymentMismatch {
 		t.Fatalf("payment for a free order: %+v %v, want disposition mismatch", p, err)
 	}

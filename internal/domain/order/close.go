@@ -53,6 +53,13 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 	if o.Status == model.OrderPending && reason == CloseExpired && now.Before(o.ExpireAt) {
 		return false, fmt.Errorf("close %s: %w (expires %s)", orderNo, errNotExpired, o.ExpireAt.Format(time.RFC3339Nano))
 	}
+	if o.Status == model.OrderPending && reason != CloseCancelled {
+		// A started payment whose notification was lost is found and
+		// delivered instead of closed.
+		if o, err = s.queryBeforeClose(ctx, o, now); err != nil {
+			return false, err
+		}
+	}
 	var moved bool
 	if o.Status == model.OrderPending {
 		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {

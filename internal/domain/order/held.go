@@ -14,7 +14,7 @@ import (
 // delivering would sell twice for one payment and refunding the trade again
 // could return the other order's money. A repeat of it adds nothing.
 func (s *Service) tradeRecorded(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment, rec *recorded) error {
-	prior, err := tx.PaymentByTrade(ctx, pay.TradeNo)
+	prior, err := tx.PaymentByTrade(ctx, pay.Provider, pay.TradeNo)
 	if err != nil {
 		return fmt.Errorf("trade %s: %w", pay.TradeNo, err)
 	}
@@ -28,7 +28,7 @@ func (s *Service) tradeRecorded(ctx context.Context, tx *model.Store, o *model.O
 	}
 	rec.result.Disposition, rec.paidOrderNo = model.PaymentHeld, paid.OrderNo
 	fresh, err := tx.InsertHeldPayment(ctx, &model.HeldPayment{
-		TradeNo: pay.TradeNo, OrderID: o.ID, OrderNo: o.OrderNo, AmountCents: pay.AmountCents,
+		Provider: pay.Provider, TradeNo: pay.TradeNo, OrderID: o.ID, OrderNo: o.OrderNo, AmountCents: pay.AmountCents,
 		PaidOrderID: paid.ID, PaidOrderNo: paid.OrderNo, CreatedAt: pay.CreatedAt,
 	})
 	if err != nil || !fresh {

@@ -7,13 +7,16 @@ import (
 	"time"
 
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/infra/pay"
 	"orderflow/model"
 
 	"go.uber.org/zap"
 )
 
-// Payment is a provider's payment notification.
+// Payment is a provider's payment notification (or the answer to a query
+// about a payment whose notification was lost: the same thing).
 type Payment struct {
+	Provider    string // pay.Name*; empty is the simulator
 	OrderNo     string
 	TradeNo     string
 	AmountCents int64
@@ -31,6 +34,9 @@ type PayResult struct {
 // already recorded for another order is held for an operator (held.go);
 // anything else is recorded for refund and never delivered.
 func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
+	if p.Provider == "" {
+		p.Provider = pay.NamePaysim
+	}
 	now := s.clock.Now()
 	var rec recorded
 	var err error
@@ -51,7 +57,7 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 		}
 		return nil, fmt.Errorf("pay order %s trade %s: %w", p.OrderNo, p.TradeNo, err)
 	}
-	log := s.log.With(zap.String("order_no", p.OrderNo), zap.String("trade_no", p.TradeNo))
+	log := s.log.With(zap.String("order_no", p.OrderNo), zap.String("provider", p.Provider), zap.String("trade_no", p.TradeNo))
 	res := rec.result
 	switch {
 	case res.Repeat:
@@ -84,7 +90,7 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 	if err != nil {
 		return rec, err
 	}
-	pay := &model.Payment{TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
+	pay := &model.Payment{Provider: p.Provider, TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
 	if !careful && disposition(o, pay.AmountCents) == model.PaymentApplied {
 		rec.result.Disposition = model.PaymentApplied
 		return rec, s.payExpected(ctx, tx, o, pay)
@@ -100,10 +106,10 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 	if err != nil || rec.result.Disposition == model.PaymentApplied {
 		return rec, err
 	}
-	if err := tx.SetPaymentDisposition(ctx, p.TradeNo, rec.result.Disposition); err != nil {
+	if err := tx.SetPaymentDisposition(ctx, p.Provider, p.TradeNo, rec.result.Disposition); err != nil {
 		return rec, err
 	}
-	return rec, refund.Open(ctx, tx, o, pay.TradeNo, pay.AmountCents, rec.result.Disposition, now)
+	return rec, refund.Open(ctx, tx, o, pay.Provider, pay.TradeNo, pay.AmountCents, rec.result.Disposition, now)
 }
 
 // applyPayment decides what a newly recorded payment does to its order.

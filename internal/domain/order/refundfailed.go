@@ -39,6 +39,12 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 	if delivered {
 		return "", 0, ErrAlreadyDelivered
 	}
+	provider := ""
+	if !free {
+		if provider, err = s.paidThrough(ctx, o); err != nil {
+			return "", 0, fmt.Errorf("refund order %s: %w", orderNo, err)
+		}
+	}
 	now := s.clock.Now()
 	var moved bool
 	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
@@ -56,7 +62,7 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 				From: model.OrderRefunding, To: model.OrderRefunded, Reason: "free: nothing to return", At: now,
 			})
 		}
-		return refund.Open(ctx, tx, o, *o.TradeNo, o.AmountCents, model.RefundReasonOperator, now)
+		return refund.Open(ctx, tx, o, provider, *o.TradeNo, o.AmountCents, model.RefundReasonOperator, now)
 	})
 	if err != nil {
 		return "", 0, fmt.Errorf("refund order %s: %w", orderNo, err)
@@ -75,5 +81,20 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 		return "", model.OrderRefunded, nil
 	}
 	s.log.Info("failed order refunded by operator", zap.String("order_no", orderNo))
-	return refund.Number(o.OrderNo, *o.TradeNo), model.OrderRefunding, nil
+	return refund.NumberAt(provider, o.OrderNo, *o.TradeNo), model.OrderRefunding, nil
+}
+
+// paidThrough is the provider whose payment moved the order to paid: its
+// refund goes back through it.
+func (s *Service) paidThrough(ctx context.Context, o *model.Order) (string, error) {
+	pays, err := s.store.PaymentsForOrder(ctx, o.ID)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range pays {
+		if p.TradeNo == *o.TradeNo && p.Disposition == model.PaymentApplied {
+			return p.Provider, nil
+		}
+	}
+	return "", fmt.Errorf("no applied payment for trade %s", *o.TradeNo)
 }

@@ -15,6 +15,7 @@ import (
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/metrics"
+	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/stock"
 	"orderflow/internal/infra/tasks"
 	"orderflow/internal/infra/ttlcache"
@@ -44,6 +45,7 @@ type Service struct {
 	metrics  *metrics.Metrics
 	set      Settings
 	products *ttlcache.Cache[int64, model.Product]
+	pay      *pay.Registry
 	// shortChecks rate-limits the ledger checks of short stock counters.
 	shortChecks *shortChecks
 }
@@ -55,6 +57,7 @@ type Deps struct {
 	Clock   clock.Clock
 	Log     *zap.Logger
 	Metrics *metrics.Metrics
+	Pay     *pay.Registry // the enabled providers: checkout, and the query before a close
 }
 
 // New returns the order service.
@@ -62,7 +65,7 @@ func New(d Deps, s Settings) *Service {
 	return &Service{
 		store: d.Store, rdb: d.Redis, stock: stock.NewCounter(d.Redis),
 		clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s,
-		products: newProductCache(), shortChecks: newShortChecks(),
+		products: newProductCache(), shortChecks: newShortChecks(), pay: d.Pay,
 	}
 }
 

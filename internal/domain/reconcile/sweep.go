@@ -55,6 +55,11 @@ type Sweeper struct {
 	RelayInterval time.Duration
 	// NotifyInterval is the notification job's period (its slot IDs).
 	NotifyInterval time.Duration
+	// Interval is the sweep's own period: a payment query's slot.
+	Interval time.Duration
+	// PayQueryAfter: a started payment not notified this long after it
+	// started is asked about at its provider.
+	PayQueryAfter time.Duration
 }
 
 // sweepState is a pass's place: the kind it stopped in and its cursor.

@@ -27,6 +27,7 @@ const (
 	KindNotifications = "notifications_pending"
 	KindOutbox        = "outbox_old"
 	KindStockCounters = "stock_counters"
+	KindUnnotified    = "payments_unnotified"
 )
 
 // sweepKind is one kind of non-terminal object: its name, the task type
@@ -49,6 +50,7 @@ func (s *Sweeper) kinds() []sweepKind {
 		{KindNotifications, tasks.TypeNotifyDeliver, s.notifications},
 		{KindOutbox, "", s.oldOutbox},
 		{KindStockCounters, "", s.stockCounters},
+		{KindUnnotified, "", s.unnotifiedPayments},
 	}
 }
 
@@ -247,4 +249,41 @@ func (s *Sweeper) checkCounter(ctx context.Context, p *model.Product, now time.T
 	s.Log.Warn("stock counter differed from the ledger for a whole pass; reset from it",
 		zap.Int64("product_id", p.ID), zap.Int64("ledger_stock", n), zap.Int64("counter", v))
 	return true, nil
+}
+
+// unnotifiedPayments: a pending order whose payment was started more than
+// PayQueryAfter ago and never notified gets a payment:query task, one per
+// order and sweep slot (a duplicate is refused): a notification the
+// provider lost is found by asking, not by waiting for a human.
+func (s *Sweeper) unnotifiedPayments(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
+	var count metrics.SweepKind
+	cur := w.cur
+	slot := w.start.Truncate(max(s.Interval, time.Second))
+	for {
+		as, err := s.Store.UnnotifiedAttemptsPage(ctx, w.start.Add(-s.PayQueryAfter), w.start, cur, s.Page)
+		if err != nil {
+			return count, cur, false, err
+		}
+		for _, a := range as {
+			count.Checked++
+			id, payload := order.PaymentQueryTask(a.OrderNo, slot)
+			task, err := s.Tasks.NewTask(tasks.TypePaymentQuery, id, payload, time.Time{})
+			if err != nil {
+				return count, cur, false, err
+			}
+			switch _, err = s.Asynq.EnqueueContext(ctx, task); {
+			case err == nil:
+				count.Requeued++
+			case !errors.Is(err, asynq.ErrTaskIDConflict):
+				return count, cur, false, fmt.Errorf("queue payment query of %s: %w", a.OrderNo, err)
+			}
+		}
+		if len(as) < s.Page {
+			return count, model.Cursor{}, true, nil
+		}
+		cur = model.Cursor{At: as[len(as)-1].ExpiresAt, ID: as[len(as)-1].ID}
+		if w.spent() {
+			return count, cur, false, nil
+		}
+	}
 }

@@ -2,9 +2,10 @@ package refund
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
-	"orderflow/internal/infra/payclient"
+	"orderflow/internal/infra/pay"
 	"orderflow/model"
 
 	"github.com/hibiken/asynq"
@@ -26,32 +27,35 @@ func (s *Service) Execute(ctx context.Context, refundNo string, gen int) error {
 		log.Info("refund needs nothing from this task; skipping", zap.Stringer("status", r.Status), zap.Int("gen", gen))
 		return nil
 	}
-	if r.ProviderStatus == payclient.StatusProcessing {
+	p, err := s.provider(r)
+	if err != nil {
+		return err
+	}
+	req := pay.RefundRequest{RefundNo: r.RefundNo, OrderNo: r.OrderNo, TradeNo: r.TradeNo, AmountCents: r.AmountCents, TotalCents: r.AmountCents}
+	if r.ProviderStatus == pay.RefundProcessing {
 		// Active query: the provider accepted it; ask until final. Not an attempt.
-		st, found, err := s.provider.Query(ctx, r.RefundNo)
-		if err != nil || !found {
-			return fmt.Errorf("refund %s: query: %w", r.RefundNo, orNotFound(err, found))
+		st, err := p.QueryRefund(ctx, req)
+		if err != nil {
+			return fmt.Errorf("refund %s: query: %w", r.RefundNo, notFoundWhileProcessing(err))
 		}
 		return s.apply(ctx, r, st, log)
 	}
 	if r.Attempts > 0 {
 		// An earlier send's outcome is unknown: ask before sending again. A
 		// failed question is not a failed refund attempt: it only delays.
-		st, found, err := s.provider.Query(ctx, r.RefundNo)
-		if err != nil {
-			return fmt.Errorf("refund %s: query before resend: %w", r.RefundNo, err)
-		}
-		if found {
+		st, err := p.QueryRefund(ctx, req)
+		switch {
+		case err == nil:
 			return s.apply(ctx, r, st, log)
+		case !errors.Is(err, pay.ErrNotFound):
+			return fmt.Errorf("refund %s: query before resend: %w", r.RefundNo, err)
 		}
 	}
 	attempts, err := s.store.CountRefundAttempt(ctx, r.ID, s.clock.Now())
 	if err != nil {
 		return fmt.Errorf("refund %s: count attempt: %w", r.RefundNo, err)
 	}
-	st, err := s.provider.Refund(ctx, payclient.RefundRequest{
-		OutRequestNo: r.RefundNo, TradeNo: r.TradeNo, OrderNo: r.OrderNo, AmountCents: r.AmountCents,
-	})
+	st, err := p.Refund(ctx, req)
 	s.metrics.RefundAttempt(err == nil)
 	if err != nil {
 		return s.attemptFailed(ctx, r, attempts, err, log)
@@ -59,24 +63,23 @@ func (s *Service) Execute(ctx context.Context, refundNo string, gen int) error {
 	return s.apply(ctx, r, st, log)
 }
 
-func orNotFound(err error, found bool) error {
-	if err != nil {
-		return err
+// notFoundWhileProcessing words a provider that forgot a refund it said
+// was processing; asked again on the retry schedule.
+func notFoundWhileProcessing(err error) error {
+	if errors.Is(err, pay.ErrNotFound) {
+		return fmt.Errorf("provider does not know a refund it said was processing: %w", err)
 	}
-	if !found {
-		return fmt.Errorf("provider does not know a refund it said was processing")
-	}
-	return nil
+	return err
 }
 
 // apply acts on a provider status.
 func (s *Service) apply(ctx context.Context, r *model.Refund, status string, log *zap.Logger) error {
 	switch status {
-	case payclient.StatusSucceeded:
+	case pay.RefundSucceeded:
 		return s.complete(ctx, r, r.Status, "provider confirmed", log)
-	case payclient.StatusFailed:
-		return s.toManual(ctx, r, "provider declared the refund failed", payclient.StatusFailed, log)
-	case payclient.StatusProcessing:
+	case pay.RefundFailed:
+		return s.toManual(ctx, r, "provider declared the refund failed", pay.RefundFailed, log)
+	case pay.RefundProcessing:
 		noted, err := s.store.NoteRefundProvider(ctx, s.note(r, status, ""))
 		if err != nil {
 			return fmt.Errorf("refund %s: note status: %w", r.RefundNo, err)
@@ -131,7 +134,7 @@ func (s *Service) complete(ctx context.Context, r *model.Refund, from model.Refu
 		}
 		moved, err = tx.MoveRefund(ctx, r, model.RefundMove{
 			From: from, To: model.RefundSucceeded, Reason: why, At: now,
-			Set: map[string]any{"succeeded_at": now, "provider_status": payclient.StatusSucceeded},
+			Set: map[string]any{"succeeded_at": now, "provider_status": pay.RefundSucceeded},
 		})
 		if err != nil || !moved {
 			return err

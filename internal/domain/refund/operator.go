@@ -6,31 +6,40 @@ import (
 	"strings"
 	"time"
 
-	"orderflow/internal/infra/payclient"
+	"orderflow/internal/infra/pay"
 	"orderflow/model"
 
 	"go.uber.org/zap"
 )
 
-// Callback applies the provider's refund notification.
+// Callback applies the simulator's refund notification.
 func (s *Service) Callback(ctx context.Context, refundNo, status string) error {
+	return s.CallbackFrom(ctx, pay.NamePaysim, refundNo, status)
+}
+
+// CallbackFrom applies a provider's verified refund notification; a refund
+// number that provider was never asked to refund is not found.
+func (s *Service) CallbackFrom(ctx context.Context, provider, refundNo, status string) error {
 	r, err := s.load(ctx, refundNo)
 	if err != nil {
 		return err
 	}
+	if r.Provider != provider && (r.Provider != "" || provider != pay.NamePaysim) {
+		return ErrNotFound
+	}
 	log := s.log.With(zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo))
 	switch status {
-	case payclient.StatusSucceeded:
+	case pay.RefundSucceeded:
 		if r.Status == model.RefundSucceeded {
 			return nil
 		}
 		return s.complete(ctx, r, r.Status, "provider callback", log)
-	case payclient.StatusFailed:
+	case pay.RefundFailed:
 		if r.Status != model.RefundProcessing {
 			return nil
 		}
-		return s.toManual(ctx, r, "provider declared the refund failed", payclient.StatusFailed, log)
-	case payclient.StatusProcessing:
+		return s.toManual(ctx, r, "provider declared the refund failed", pay.RefundFailed, log)
+	case pay.RefundProcessing:
 		return nil
 	}
 	return ErrBadStatus
@@ -49,7 +58,7 @@ func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
 	}
 	now := s.clock.Now()
 	noGen, no := r.NoGen, r.RefundNo
-	if r.ProviderStatus == payclient.StatusFailed {
+	if r.ProviderStatus == pay.RefundFailed {
 		noGen++
 		no = numberGen(r.BaseNo, noGen)
 	}

@@ -23,6 +23,10 @@ const (
 	TypeGroupSettle = "group:settle"
 	// TypeNotifyDeliver drains the pending-notification list to the webhook.
 	TypeNotifyDeliver = "notify:deliver"
+	// TypePaymentQuery asks the providers an order's payment was started at
+	// whether it was paid (a lost notification); queued by the sweep for
+	// each pending order with a started payment, once per sweep slot.
+	TypePaymentQuery = "payment:query"
 	// TypeSweep is the continuous sweep: every non-terminal object without a
 	// live task is re-queued under a new generation, stuck claims reset.
 	TypeSweep = "periodic:sweep"
@@ -121,6 +125,14 @@ func NewTable(c Config) Table {
 			Retention: 24 * time.Hour,
 			Delay:     doubling(time.Second, 64),
 			RidesOut:  15 * time.Minute, Exhausted: ExhaustedToNextSlot,
+		},
+		TypePaymentQuery: {
+			// One question per sweep slot; a failed one waits for the next
+			// slot's (and the close asks again before it closes).
+			Queue: QueueDefault, MaxRetry: 2, Timeout: 2*c.PayTimeout + 5*time.Second,
+			Retention: 2 * c.SweepInterval,
+			Delay:     doubling(time.Second, 4),
+			Exhausted: ExhaustedToNextSlot,
 		},
 		TypeSweep: {
 			Queue: QueueLow, MaxRetry: 0, Timeout: c.SweepInterval,

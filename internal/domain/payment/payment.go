@@ -1,0 +1,57 @@
+// Package payment applies a provider's verified notification: a payment
+// goes down the one payment path (order.Service.Pay), a refund update down
+// the refund confirmation path (refund.Service.CallbackFrom). Every provider's
+// notification endpoint calls it, whatever its wire format.
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"orderflow/internal/domain/order"
+	"orderflow/internal/domain/refund"
+	"orderflow/internal/infra/pay"
+	"orderflow/model"
+
+	"go.uber.org/zap"
+)
+
+// Notifications applies verified notifications.
+type Notifications struct {
+	Orders  *order.Service
+	Refunds *refund.Service
+	Log     *zap.Logger
+}
+
+// ErrUnusable is a verified notification orderflow cannot record (a field
+// missing or out of bounds): the provider is told to send it again.
+var ErrUnusable = errors.New("notification cannot be recorded")
+
+// Notified verifies body with p (nothing is read before that), then applies
+// what it says. nil means recorded (repeats included): the provider may stop
+// sending it.
+func (n *Notifications) Notified(ctx context.Context, p pay.Provider, r *http.Request, body []byte) error {
+	ev, err := p.Parse(r, body)
+	if err != nil {
+		n.Log.Warn("provider notification refused", zap.String("provider", p.Name()), zap.Error(err))
+		return fmt.Errorf("%s notification: %w", p.Name(), err)
+	}
+	switch {
+	case ev.Paid != nil:
+		pd := ev.Paid
+		if pd.OrderNo == "" || pd.TradeNo == "" || len(pd.TradeNo) > 64 || model.CheckAmount(pd.AmountCents, 1) != nil {
+			n.Log.Warn("provider payment notification unusable", zap.String("provider", p.Name()),
+				zap.String("order_no", pd.OrderNo), zap.String("trade_no", pd.TradeNo), zap.Int64("amount_cents", pd.AmountCents))
+			return fmt.Errorf("%s payment notification: %w", p.Name(), ErrUnusable)
+		}
+		_, err = n.Orders.Pay(ctx, order.Payment{Provider: p.Name(), OrderNo: pd.OrderNo, TradeNo: pd.TradeNo, AmountCents: pd.AmountCents})
+	case ev.Refund != nil:
+		err = n.Refunds.CallbackFrom(ctx, p.Name(), ev.Refund.RefundNo, ev.Refund.Status)
+	}
+	if err != nil {
+		n.Log.Warn("provider notification not recorded", zap.String("provider", p.Name()), zap.Error(err))
+	}
+	return err
+}
