@@ -9,11 +9,14 @@ package wechat
 import (
 	"context"
 	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/wechatpay-apiv3/wechatpay-go/core"
@@ -87,7 +90,7 @@ func (cfg Config) parse() (parsedKeys, error) {
 		return k, errors.New("ORDERFLOW_WECHAT_APIV3_KEY must be 32 bytes")
 	}
 	var err error
-	if k.private, err = utils.LoadPrivateKey(cfg.PrivateKey); err != nil {
+	if k.private, err = privateKey(cfg.PrivateKey); err != nil {
 		return k, errors.New("ORDERFLOW_WECHAT_PRIVATE_KEY is not an RSA private key in PEM")
 	}
 	if k.platform, err = utils.LoadPublicKey(cfg.PlatformPublicKey); err != nil {
@@ -102,6 +105,20 @@ func (cfg Config) parse() (parsedKeys, error) {
 		return k, errors.New("ORDERFLOW_WECHAT_NOTIFY_URL is not an absolute URL")
 	}
 	return k, nil
+}
+
+// privateKey reads the merchant key: apiclient_key.pem is PKCS#8 (the
+// SDK's loader); a PKCS#1 "RSA PRIVATE KEY" (openssl's older default) is
+// taken too.
+func privateKey(s string) (*rsa.PrivateKey, error) {
+	if k, err := utils.LoadPrivateKey(s); err == nil {
+		return k, nil
+	}
+	b, _ := pem.Decode([]byte(strings.TrimSpace(s)))
+	if b == nil {
+		return nil, errors.New("no PEM block")
+	}
+	return x509.ParsePKCS1PrivateKey(b.Bytes)
 }
 
 // New builds the provider: the SDK client signs every request with the
