@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/alipay"
 	paysimpay "orderflow/internal/infra/pay/paysim"
 	stripepay "orderflow/internal/infra/pay/stripe"
 	wechatpay "orderflow/internal/infra/pay/wechat"
@@ -29,6 +30,17 @@ func newProvider(c Config, name string) (pay.Provider, error) {
 	switch name {
 	case pay.NamePaysim:
 		return paysimpay.New(c.PayURL, c.PaySecret, c.PayTimeout.D()), nil
+	case pay.NameAlipay:
+		priv, err := Key(c.AlipayPrivateKey)
+		if err != nil {
+			return nil, err
+		}
+		pub, err := Key(c.AlipayPublicKey)
+		if err != nil {
+			return nil, err
+		}
+		return alipay.New(alipay.Config{AppID: c.AlipayAppID, PrivateKey: priv, PublicKey: pub,
+			GatewayURL: c.AlipayGatewayURL, NotifyURL: c.AlipayNotifyURL, Timeout: c.PayTimeout.D()})
 	case pay.NameWechat:
 		wc, err := c.wechatConfig()
 		if err != nil {
@@ -38,7 +50,7 @@ func newProvider(c Config, name string) (pay.Provider, error) {
 	case pay.NameStripe:
 		return stripepay.New(c.stripeConfig())
 	}
-	return nil, fmt.Errorf("not available in this build (have %s)", strings.Join([]string{pay.NamePaysim, pay.NameWechat, pay.NameStripe}, ", "))
+	return nil, fmt.Errorf("not available in this build (have %s)", strings.Join([]string{pay.NamePaysim, pay.NameAlipay, pay.NameWechat, pay.NameStripe}, ", "))
 }
 
 // wechatConfig is the WeChat Pay provider's configuration, keys resolved

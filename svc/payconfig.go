@@ -72,6 +72,9 @@ func (c Config) validatePay() error {
 		switch n {
 		case pay.NamePaysim:
 		case pay.NameAlipay:
+			if c.Currency != "cny" {
+				return bad("currency", "alipay takes cny only (the open platform's trades are in yuan)")
+			}
 			req = []setting{{"alipay_app_id", c.AlipayAppID, nil}, {"alipay_private_key", c.AlipayPrivateKey, pemKey},
 				{"alipay_public_key", c.AlipayPublicKey, pemKey}, {"alipay_gateway_url", c.AlipayGatewayURL, httpURL},
 				{"alipay_notify_url", c.AlipayNotifyURL, httpURL}}

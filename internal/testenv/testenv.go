@@ -186,6 +186,25 @@ func shortIntervals(t testing.TB, c svc.Config) svc.Config {
 
 // Env turns a config into ORDERFLOW_* variables for a child process.
 func Env(c svc.Config) []string {
+	return append(payEnv(c), envCore(c)...)
+}
+
+// payEnv is the payment providers' settings that are set.
+func payEnv(c svc.Config) []string {
+	var out []string
+	for k, v := range map[string]string{
+		"PAY_PROVIDERS": c.PayProviders, "CURRENCY": c.Currency, "PAY_QUERY_AFTER": c.PayQueryAfter.D().String(),
+		"ALIPAY_APP_ID": c.AlipayAppID, "ALIPAY_PRIVATE_KEY": c.AlipayPrivateKey, "ALIPAY_PUBLIC_KEY": c.AlipayPublicKey,
+		"ALIPAY_GATEWAY_URL": c.AlipayGatewayURL, "ALIPAY_NOTIFY_URL": c.AlipayNotifyURL,
+	} {
+		if v != "" {
+			out = append(out, "ORDERFLOW_"+k+"="+v)
+		}
+	}
+	return out
+}
+
+func envCore(c svc.Config) []string {
 	return append(os.Environ(),
 		"ORDERFLOW_CONFIG=/nonexistent",
 		"ORDERFLOW_MYSQL_DSN="+c.MySQLDSN,
