@@ -24,12 +24,7 @@ type Notification struct {
 // DropPayNotify is set. It returns the webhook (sent or not).
 func (f *Fake) Pay(ctx context.Context, orderNo string) (*Notification, int, error) {
 	f.mu.Lock()
-	var in *intent
-	for _, c := range f.intents {
-		if c.Metadata["order_no"] == orderNo && (in == nil || c.Created.Before(in.Created)) {
-			in = c
-		}
-	}
+	in := f.intentLocked(orderNo)
 	if in == nil {
 		f.mu.Unlock()
 		return nil, 0, fmt.Errorf("stripe fake: no payment intent for order %s", orderNo)
@@ -62,6 +57,47 @@ func (f *Fake) intentEvent(intentID, secret string) (*Notification, error) {
 		return nil, fmt.Errorf("stripe fake: no payment intent %s", intentID)
 	}
 	return f.eventLocked("payment_intent.succeeded", in.object(), secret), nil
+}
+
+// ForgedNotification is a payment_intent.succeeded for the order's intent
+// that the buyer has not paid (the fake's state stays as it is), as a
+// forger would send it: signed with the endpoint's secret (then spoil it
+// with Tampered) or, misSign, with another.
+func (f *Fake) ForgedNotification(orderNo string, misSign bool) (*Notification, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in := f.intentLocked(orderNo)
+	if in == nil {
+		return nil, fmt.Errorf("stripe fake: no payment intent for order %s", orderNo)
+	}
+	c := *in
+	c.Status, c.Received = "succeeded", c.Amount
+	secret := f.WebhookSecret
+	if misSign {
+		secret = "whsec_" + randHex(16)
+	}
+	return f.eventLocked("payment_intent.succeeded", c.object(), secret), nil
+}
+
+// IntentID is the id of the order's PaymentIntent, its trade number.
+func (f *Fake) IntentID(orderNo string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if in := f.intentLocked(orderNo); in != nil {
+		return in.ID
+	}
+	return ""
+}
+
+// intentLocked is the order's first PaymentIntent; f.mu held.
+func (f *Fake) intentLocked(orderNo string) *intent {
+	var in *intent
+	for _, c := range f.intents {
+		if c.Metadata["order_no"] == orderNo && (in == nil || c.Created.Before(in.Created)) {
+			in = c
+		}
+	}
+	return in
 }
 
 // Tampered is a copy of n whose body changed after signing (a larger amount).

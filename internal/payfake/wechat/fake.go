@@ -54,12 +54,13 @@ type Fake struct {
 	hold         chan struct{}   // closed by Close: releases held answers
 	wg           sync.WaitGroup  // notifications in flight
 
-	mu      sync.Mutex
-	orders  map[string]*order  // by out_trade_no
-	byTxID  map[string]*order  // by transaction_id
-	refunds map[string]*refund // by out_refund_no
-	sends   map[string]int     // refund requests received, by out_refund_no
-	seq     int
+	mu             sync.Mutex
+	notifyOverride string             // NotifyTo
+	orders         map[string]*order  // by out_trade_no
+	byTxID         map[string]*order  // by transaction_id
+	refunds        map[string]*refund // by out_refund_no
+	sends          map[string]int     // refund requests received, by out_refund_no
+	seq            int
 }
 
 type order struct {
@@ -129,6 +130,15 @@ func (f *Fake) Close() {
 	close(f.hold)
 	f.srv.Close()
 	f.wg.Wait()
+}
+
+// NotifyTo sends every notification to url instead of the notify_url the
+// request named (a test whose API listener was not known when orderflow's
+// notify URL setting was made).
+func (f *Fake) NotifyTo(url string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.notifyOverride = url
 }
 
 // RefundSends is how many refund requests arrived for out_refund_no.

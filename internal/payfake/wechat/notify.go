@@ -67,6 +67,32 @@ func (f *Fake) orderNotification(outTradeNo string, misSign bool) (*Notification
 	return f.notification(o.NotifyURL, "TRANSACTION.SUCCESS", "transaction", f.transaction(o), misSign), nil
 }
 
+// ForgedNotification is a TRANSACTION.SUCCESS for an order the buyer has
+// not paid (the fake's state stays as it is), as a forger would send it:
+// signed with WeChat Pay's key (then spoil it with Tampered) or, misSign,
+// with another key.
+func (f *Fake) ForgedNotification(outTradeNo string, misSign bool) (*Notification, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := f.orders[outTradeNo]
+	if o == nil {
+		return nil, fmt.Errorf("wechat fake: no order %s", outTradeNo)
+	}
+	c := *o
+	c.State, c.TransactionID, c.SuccessTime = "SUCCESS", "4200000000000000000000", time.Now()
+	return f.notification(o.NotifyURL, "TRANSACTION.SUCCESS", "transaction", f.transaction(&c), misSign), nil
+}
+
+// TradeNo is the transaction_id of a paid order ("" before).
+func (f *Fake) TradeNo(outTradeNo string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o := f.orders[outTradeNo]; o != nil {
+		return o.TransactionID
+	}
+	return ""
+}
+
 // Tampered is a copy of n with its body changed after signing (a different
 // amount in the summary), which the signature no longer covers.
 func (n *Notification) Tampered() *Notification {
@@ -94,6 +120,9 @@ func (n *Notification) Send(ctx context.Context) (int, error) {
 // notification encrypts resource with the APIv3 key (AEAD_AES_256_GCM, the
 // associated data and nonce in the envelope) and signs the envelope; f.mu held.
 func (f *Fake) notification(url, eventType, originalType string, resource any, misSign bool) *Notification {
+	if f.notifyOverride != "" {
+		url = f.notifyOverride
+	}
 	plain, err := json.Marshal(resource)
 	if err != nil {
 		panic(err)
