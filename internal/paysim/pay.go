@@ -5,7 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"go.uber.org/zap"
@@ -59,16 +62,36 @@ func (s *Sim) handlePay(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
+	res, status, code, err := s.pay(r.Context(), req)
+	if err != nil {
+		writeError(w, status, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// handleCheckout is the pay URL orderflow's checkout hands the buyer for the
+// simulator: visiting it pays the order (amount_cents as given) at once.
+func (s *Sim) handleCheckout(w http.ResponseWriter, r *http.Request) {
+	amount, _ := strconv.ParseInt(r.URL.Query().Get("amount_cents"), 10, 64)
+	res, status, code, err := s.pay(r.Context(), PayRequest{OrderNo: r.PathValue("order_no"), AmountCents: amount})
+	if err != nil {
+		writeError(w, status, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// pay makes one payment and sends its notification req.Times times: the
+// answers, or the status, code and error to refuse with.
+func (s *Sim) pay(ctx context.Context, req PayRequest) (PayResult, int, string, error) {
 	switch {
 	case req.OrderNo == "":
-		writeError(w, http.StatusBadRequest, "bad_request", "order_no is required")
-		return
+		return PayResult{}, http.StatusBadRequest, "bad_request", errors.New("order_no is required")
 	case req.Times < 0 || req.Times > maxPayTimes:
-		writeError(w, http.StatusBadRequest, "bad_request", "times must be between 0 and 100 (0 means once)")
-		return
+		return PayResult{}, http.StatusBadRequest, "bad_request", errors.New("times must be between 0 and 100 (0 means once)")
 	case s.notifyURL == "":
-		writeError(w, http.StatusBadGateway, "notify_url_missing", "the simulator has no orderflow URL configured")
-		return
+		return PayResult{}, http.StatusBadGateway, "notify_url_missing", errors.New("the simulator has no orderflow URL configured")
 	}
 	if req.TradeNo == "" {
 		req.TradeNo = newTradeNo()
@@ -80,11 +103,10 @@ func (s *Sim) handlePay(w http.ResponseWriter, r *http.Request) {
 	n := notification{OrderNo: req.OrderNo, TradeNo: req.TradeNo, AmountCents: req.AmountCents}
 	body, err := json.Marshal(n)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "internal", "encode notification: "+err.Error())
-		return
+		return PayResult{}, http.StatusInternalServerError, "internal", fmt.Errorf("encode notification: %w", err)
 	}
 	s.recordPayment(n)
-	outcomes := s.notifyPayment(r.Context(), body, times)
+	outcomes := s.notifyPayment(ctx, body, times)
 
 	res := PayResult{TradeNo: req.TradeNo, StatusCodes: make([]int, times)}
 	reached := 0
@@ -105,11 +127,10 @@ func (s *Sim) handlePay(w http.ResponseWriter, r *http.Request) {
 	log := s.log.With(zap.String("order_no", req.OrderNo), zap.String("trade_no", req.TradeNo), zap.Int("times", times))
 	if reached == 0 {
 		log.Warn("paysim: payment notification did not reach orderflow", zap.Error(firstErr))
-		writeError(w, http.StatusBadGateway, "orderflow_unreachable", firstErr.Error())
-		return
+		return PayResult{}, http.StatusBadGateway, "orderflow_unreachable", firstErr
 	}
 	log.Info("paysim: payment notified", zap.Ints("status_codes", res.StatusCodes))
-	writeJSON(w, http.StatusOK, res)
+	return res, http.StatusOK, "", nil
 }
 
 // notifyPayment POSTs body to orderflow n times at once and returns each outcome.

@@ -100,6 +100,7 @@ func (s *Sim) Handler() http.Handler {
 	mux.HandleFunc("GET /admin/config", s.handleGetKnobs)
 	mux.HandleFunc("POST /admin/config", s.handlePostKnobs)
 	mux.HandleFunc("POST /admin/pay", s.handlePay)
+	mux.HandleFunc("GET /checkout/{order_no}", s.handleCheckout)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path)
 	})

@@ -110,6 +110,23 @@ func TestAlipay(t *testing.T) {
 		}
 	})
 
+	t.Run("the simulator's pay URL pays the order", func(t *testing.T) {
+		o := a.buyer.CreateOrder(t, a.pid, 1)
+		var c checkoutView
+		if st := a.buyer.Do(t, "POST", "/api/v1/orders/"+o.OrderNo+"/pay", map[string]string{"provider": "paysim"}, &c); st != 200 {
+			t.Fatalf("checkout: status %d", st)
+		}
+		resp, err := http.Get(c.PayURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET pay_url: status %d", resp.StatusCode)
+		}
+		a.waitStatus(t, o.OrderNo, "finished")
+	})
+
 	t.Run("the same signed notification 10 times at once delivers once", func(t *testing.T) {
 		o, _ := a.order(t)
 		answers, err := a.f.Pay(ctx, o.OrderNo, fake.PayOptions{Times: 10})
