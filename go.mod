@@ -23,6 +23,8 @@ require (
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/smartwalle/alipay/v3 v3.2.30
 	github.com/smartwalle/nsign v1.0.9
+	github.com/stripe/stripe-go/v83 v83.2.1
+	github.com/wechatpay-apiv3/wechatpay-go v0.2.21
 	go.uber.org/zap v1.28.0
 	gopkg.in/yaml.v3 v3.0.1
 	gorm.io/driver/mysql v1.6.0

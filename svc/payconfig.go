@@ -68,7 +68,7 @@ func (c Config) validatePay() error {
 			return bad("pay_providers", "provider "+n+" listed twice")
 		}
 		seen[n] = true
-		var req []setting
+		var req, opt []setting // opt: checked only when set (the provider has a default)
 		switch n {
 		case pay.NamePaysim:
 		case pay.NameAlipay:
@@ -81,10 +81,14 @@ func (c Config) validatePay() error {
 		case pay.NameWechat:
 			req = []setting{{"wechat_mch_id", c.WechatMchID, nil}, {"wechat_app_id", c.WechatAppID, nil},
 				{"wechat_cert_serial", c.WechatCertSerial, nil}, {"wechat_private_key", c.WechatPrivateKey, pemKey},
-				{"wechat_apiv3_key", c.WechatAPIv3Key, nil}, {"wechat_platform_public_key", c.WechatPlatformPublicKey, pemKey},
-				{"wechat_platform_public_key_id", c.WechatPlatformPublicKeyID, nil}, {"wechat_notify_url", c.WechatNotifyURL, httpURL}}
+				{"wechat_apiv3_key", c.WechatAPIv3Key, apiv3Key}, {"wechat_platform_public_key", c.WechatPlatformPublicKey, pemKey},
+				{"wechat_platform_public_key_id", c.WechatPlatformPublicKeyID, nil}, {"wechat_notify_url", c.WechatNotifyURL, httpURL},
+				{"currency", c.Currency, cnyOnly}}
+			opt = []setting{{"wechat_api_url", c.WechatAPIURL, hostOnlyURL}}
 		case pay.NameStripe:
-			req = []setting{{"stripe_secret_key", c.StripeSecretKey, nil}, {"stripe_webhook_secret", c.StripeWebhookSecret, nil}}
+			req = []setting{{"stripe_secret_key", c.StripeSecretKey, prefixed("sk_", "rk_")},
+				{"stripe_webhook_secret", c.StripeWebhookSecret, prefixed("whsec_")}}
+			opt = []setting{{"stripe_api_url", c.StripeAPIURL, httpURL}}
 		default:
 			return bad("pay_providers", "unknown provider "+n+" (want paysim, alipay, wechat or stripe)")
 		}
@@ -93,6 +97,13 @@ func (c Config) validatePay() error {
 				return bad(s.key, "missing (needed by provider "+n+")")
 			}
 			if s.check != nil {
+				if err := s.check(s.value); err != nil {
+					return bad(s.key, err.Error())
+				}
+			}
+		}
+		for _, s := range opt {
+			if s.value != "" {
 				if err := s.check(s.value); err != nil {
 					return bad(s.key, err.Error())
 				}
@@ -114,4 +125,43 @@ func httpURL(v string) error {
 		return fmt.Errorf("want an http(s) URL")
 	}
 	return nil
+}
+
+// apiv3Key: WeChat Pay's APIv3 key is the AES-256 key itself.
+func apiv3Key(v string) error {
+	if len(v) != 32 {
+		return fmt.Errorf("want the 32-byte APIv3 key")
+	}
+	return nil
+}
+
+// cnyOnly: a mainland WeChat Pay merchant account takes CNY only.
+func cnyOnly(v string) error {
+	if v != "cny" {
+		return fmt.Errorf("provider wechat takes cny only")
+	}
+	return nil
+}
+
+// hostOnlyURL: the SDK signs the path, so the base URL may not add one.
+func hostOnlyURL(v string) error {
+	if err := httpURL(v); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(v); u.Path != "" && u.Path != "/" {
+		return fmt.Errorf("want scheme://host[:port] without a path")
+	}
+	return nil
+}
+
+// prefixed checks the kind of a Stripe key or secret by its prefix.
+func prefixed(prefixes ...string) func(string) error {
+	return func(v string) error {
+		for _, p := range prefixes {
+			if strings.HasPrefix(v, p) {
+				return nil
+			}
+		}
+		return fmt.Errorf("want a value starting with %s", strings.Join(prefixes, " or "))
+	}
 }

@@ -196,6 +196,11 @@ func payEnv(c svc.Config) []string {
 		"PAY_PROVIDERS": c.PayProviders, "CURRENCY": c.Currency, "PAY_QUERY_AFTER": c.PayQueryAfter.D().String(),
 		"ALIPAY_APP_ID": c.AlipayAppID, "ALIPAY_PRIVATE_KEY": c.AlipayPrivateKey, "ALIPAY_PUBLIC_KEY": c.AlipayPublicKey,
 		"ALIPAY_GATEWAY_URL": c.AlipayGatewayURL, "ALIPAY_NOTIFY_URL": c.AlipayNotifyURL,
+		"WECHAT_MCH_ID": c.WechatMchID, "WECHAT_APP_ID": c.WechatAppID, "WECHAT_CERT_SERIAL": c.WechatCertSerial,
+		"WECHAT_PRIVATE_KEY": c.WechatPrivateKey, "WECHAT_APIV3_KEY": c.WechatAPIv3Key,
+		"WECHAT_PLATFORM_PUBLIC_KEY": c.WechatPlatformPublicKey, "WECHAT_PLATFORM_PUBLIC_KEY_ID": c.WechatPlatformPublicKeyID,
+		"WECHAT_API_URL": c.WechatAPIURL, "WECHAT_NOTIFY_URL": c.WechatNotifyURL,
+		"STRIPE_SECRET_KEY": c.StripeSecretKey, "STRIPE_WEBHOOK_SECRET": c.StripeWebhookSecret, "STRIPE_API_URL": c.StripeAPIURL,
 	} {
 		if v != "" {
 			out = append(out, "ORDERFLOW_"+k+"="+v)

@@ -1,0 +1,228 @@
+package stripe_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/stripe"
+	fake "orderflow/internal/payfake/stripe"
+)
+
+// bundle is a fake Stripe, the provider pointed at it, and a webhook
+// endpoint that parses what arrives with the provider and answers in its
+// convention.
+type bundle struct {
+	fake *fake.Fake
+	p    *stripe.Provider
+
+	mu     sync.Mutex
+	events []*pay.Event
+}
+
+func setup(t *testing.T, timeout time.Duration) *bundle {
+	t.Helper()
+	f := fake.New()
+	t.Cleanup(f.Close)
+	b := &bundle{fake: f}
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		ev, err := b.p.Parse(r, body)
+		if err == nil {
+			b.mu.Lock()
+			b.events = append(b.events, ev)
+			b.mu.Unlock()
+		}
+		b.p.Answer(w, err == nil)
+	}))
+	t.Cleanup(hook.Close)
+	f.SetWebhookURL(hook.URL)
+	var err error
+	b.p, err = stripe.New(stripe.Config{SecretKey: f.SecretKey, WebhookSecret: f.WebhookSecret,
+		APIURL: f.URL, Currency: "cny", Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (b *bundle) waitEvents(t *testing.T, n int) []*pay.Event {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b.mu.Lock()
+		got := append([]*pay.Event(nil), b.events...)
+		b.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d webhooks, want %d", len(got), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func checkout(t *testing.T, b *bundle, orderNo string) *pay.Checkout {
+	t.Helper()
+	co, err := b.p.Checkout(context.Background(), pay.CheckoutRequest{
+		OrderNo: orderNo, AmountCents: 5000, Subject: "steam-50", ExpiresAt: time.Now().Add(15 * time.Minute),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return co
+}
+
+func TestCheckoutPayAndWebhook(t *testing.T) {
+	b := setup(t, 5*time.Second)
+	ctx := context.Background()
+	co := checkout(t, b, "O1001")
+	if !strings.HasPrefix(co.Ref, "pi_") || !strings.HasPrefix(co.ClientSecret, co.Ref+"_secret_") || co.QRCode != "" || co.PayURL != "" {
+		t.Fatalf("checkout = %+v, want a PaymentIntent id and its client_secret", co)
+	}
+	if again := checkout(t, b, "O1001"); again.Ref != co.Ref || again.ClientSecret != co.ClientSecret {
+		t.Fatalf("repeated checkout gave %s, want the same intent %s", again.Ref, co.Ref)
+	}
+	for _, ref := range []string{co.Ref, ""} {
+		if paid, err := b.p.QueryPayment(ctx, "O1001", ref); err != nil || paid != nil {
+			t.Fatalf("query (ref %q) before paying = %+v, %v; want nil, nil", ref, paid, err)
+		}
+	}
+	if _, err := b.p.QueryPayment(ctx, "O-never", ""); !errors.Is(err, pay.ErrNotFound) {
+		t.Fatalf("search for an order never started: %v, want ErrNotFound", err)
+	}
+	if _, err := b.p.QueryPayment(ctx, "O-never", "pi_missing"); !errors.Is(err, pay.ErrNotFound) {
+		t.Fatalf("retrieve of an unknown intent: %v, want ErrNotFound", err)
+	}
+
+	n, status, err := b.fake.Pay(ctx, "O1001")
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("webhook answered %d, %v; want 200", status, err)
+	}
+	want := pay.Paid{OrderNo: "O1001", TradeNo: co.Ref, AmountCents: 5000}
+	if ev := b.waitEvents(t, 1)[0]; ev.Paid == nil || *ev.Paid != want {
+		t.Fatalf("parsed %+v, want %+v", ev.Paid, want)
+	}
+	for _, ref := range []string{co.Ref, ""} {
+		if paid, err := b.p.QueryPayment(ctx, "O1001", ref); err != nil || paid == nil || *paid != want {
+			t.Fatalf("query (ref %q) after paying = %+v, %v; want %+v", ref, paid, err, want)
+		}
+	}
+
+	mis, err := b.fake.MisSignedNotification(co.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, spoiled := range map[string]*fake.Notification{"tampered": n.Tampered(), "mis-signed": mis} {
+		req := httptest.NewRequest(http.MethodPost, "/", nil)
+		req.Header = spoiled.Header
+		if _, err := b.p.Parse(req, spoiled.Body); !errors.Is(err, pay.ErrBadSignature) {
+			t.Errorf("%s: Parse = %v, want ErrBadSignature", name, err)
+		}
+		status, err := spoiled.Send(ctx)
+		if err != nil || status != http.StatusBadRequest {
+			t.Errorf("%s: answered %d, %v; want 400", name, status, err)
+		}
+	}
+	if got := len(b.waitEvents(t, 1)); got != 1 {
+		t.Fatalf("%d webhooks parsed, want only the genuine one", got)
+	}
+}
+
+func paidIntent(t *testing.T, b *bundle, orderNo string) string {
+	t.Helper()
+	b.fake.DropPayNotify.Store(true)
+	co := checkout(t, b, orderNo)
+	if _, _, err := b.fake.Pay(context.Background(), orderNo); err != nil {
+		t.Fatal(err)
+	}
+	return co.Ref
+}
+
+func TestRefundQueryAndResend(t *testing.T) {
+	b := setup(t, 5*time.Second)
+	ctx := context.Background()
+	pi := paidIntent(t, b, "O2001")
+	req := pay.RefundRequest{RefundNo: "R2001", OrderNo: "O2001", TradeNo: pi, AmountCents: 5000, TotalCents: 5000}
+
+	if _, err := b.p.QueryRefund(ctx, req); !errors.Is(err, pay.ErrNotFound) {
+		t.Fatalf("query before sending: %v, want ErrNotFound", err)
+	}
+	status, err := b.p.Refund(ctx, req)
+	if err != nil || status != pay.RefundProcessing {
+		t.Fatalf("refund = %q, %v; want processing (pending)", status, err)
+	}
+	ev := b.waitEvents(t, 1)[0]
+	if ev.Refund == nil || *ev.Refund != (pay.RefundUpdate{RefundNo: "R2001", Status: pay.RefundSucceeded}) {
+		t.Fatalf("refund webhook parsed as %+v", ev.Refund)
+	}
+	if status, err := b.p.QueryRefund(ctx, req); err != nil || status != pay.RefundSucceeded {
+		t.Fatalf("query = %q, %v; want succeeded", status, err)
+	}
+	// The same Idempotency-Key replays the first answer: no second refund.
+	if _, err := b.p.Refund(ctx, req); err != nil {
+		t.Fatalf("re-sent refund: %v", err)
+	}
+	if sends, held := b.fake.RefundSends("R2001"), b.fake.Refunds(); sends != 2 || held != 1 {
+		t.Fatalf("fake got %d sends and holds %d refunds; want 2 sends of 1 refund", sends, held)
+	}
+}
+
+func TestRefundTimeoutThenQuery(t *testing.T) {
+	b := setup(t, 300*time.Millisecond)
+	ctx := context.Background()
+	pi := paidIntent(t, b, "O3001")
+	b.fake.DropRefundNotify.Store(true)
+	b.fake.RefundTimeout.Store(true)
+	req := pay.RefundRequest{RefundNo: "R3001", OrderNo: "O3001", TradeNo: pi, AmountCents: 5000, TotalCents: 5000}
+	if _, err := b.p.Refund(ctx, req); err == nil {
+		t.Fatal("refund whose answer never came returned no error")
+	}
+	if status, err := b.p.QueryRefund(ctx, req); err != nil || status != pay.RefundSucceeded {
+		t.Fatalf("query after the timeout = %q, %v; want succeeded", status, err)
+	}
+	if sends := b.fake.RefundSends("R3001"); sends != 1 {
+		t.Fatalf("fake got %d refund sends, want 1 (the SDK must not retry on its own)", sends)
+	}
+}
+
+func TestAnswerAndConfigCheck(t *testing.T) {
+	b := setup(t, time.Second)
+	ok := httptest.NewRecorder()
+	b.p.Answer(ok, true)
+	bad := httptest.NewRecorder()
+	b.p.Answer(bad, false)
+	if ok.Code != http.StatusOK || bad.Code/100 != 4 {
+		t.Errorf("answers %d / %d, want 200 / 4xx", ok.Code, bad.Code)
+	}
+	good := stripe.Config{SecretKey: "sk_test_x", WebhookSecret: "whsec_x", Currency: "cny"}
+	if err := good.Check(); err != nil {
+		t.Fatalf("good config: %v", err)
+	}
+	for name, tc := range map[string]struct {
+		mutate func(*stripe.Config)
+		want   string
+	}{
+		"no key":         {func(c *stripe.Config) { c.SecretKey = "" }, "ORDERFLOW_STRIPE_SECRET_KEY"},
+		"publishable":    {func(c *stripe.Config) { c.SecretKey = "pk_test_x" }, "ORDERFLOW_STRIPE_SECRET_KEY"},
+		"no hook secret": {func(c *stripe.Config) { c.WebhookSecret = "" }, "ORDERFLOW_STRIPE_WEBHOOK_SECRET"},
+		"currency":       {func(c *stripe.Config) { c.Currency = "CNY" }, "ORDERFLOW_CURRENCY"},
+		"url":            {func(c *stripe.Config) { c.APIURL = "ftp://x" }, "ORDERFLOW_STRIPE_API_URL"},
+	} {
+		c := good
+		tc.mutate(&c)
+		if err := c.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %s", name, err, tc.want)
+		} else if strings.Contains(err.Error(), "pk_test_x") {
+			t.Errorf("%s: the error carries the key", name)
+		}
+	}
+}

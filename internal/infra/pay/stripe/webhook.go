@@ -1,0 +1,58 @@
+package stripe
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	sdk "github.com/stripe/stripe-go/v83"
+	"github.com/stripe/stripe-go/v83/webhook"
+
+	"orderflow/internal/infra/pay"
+)
+
+// Parse checks Stripe-Signature (HMAC-SHA256 under the endpoint's secret,
+// timestamp within the SDK's tolerance) before it reads anything, then
+// builds the event with webhook.ConstructEvent. payment_intent.succeeded
+// pays; refund.created/updated/failed carry a refund's status; any other
+// type is acknowledged and ignored.
+func (p *Provider) Parse(r *http.Request, body []byte) (*pay.Event, error) {
+	header := r.Header.Get("Stripe-Signature")
+	if err := webhook.ValidatePayload(body, header, p.cfg.WebhookSecret); err != nil {
+		return nil, pay.ErrBadSignature
+	}
+	ev, err := webhook.ConstructEvent(body, header, p.cfg.WebhookSecret)
+	if err != nil {
+		// Signed but for another API release: the endpoint must be created
+		// with the SDK's version (docs/stripe.md).
+		return nil, fmt.Errorf("stripe webhook: event API version %q, want %s", ev.APIVersion, sdk.APIVersion)
+	}
+	if ev.Data == nil {
+		return &pay.Event{}, nil
+	}
+	switch ev.Type {
+	case "payment_intent.succeeded":
+		var pi sdk.PaymentIntent
+		if err := json.Unmarshal(ev.Data.Raw, &pi); err != nil {
+			return nil, fmt.Errorf("stripe webhook %s: decode payment intent: %w", ev.ID, err)
+		}
+		paid, err := p.paid(&pi)
+		if err != nil {
+			return nil, err
+		}
+		return &pay.Event{Paid: paid}, nil
+	case "refund.created", "refund.updated", "refund.failed":
+		var rf sdk.Refund
+		if err := json.Unmarshal(ev.Data.Raw, &rf); err != nil {
+			return nil, fmt.Errorf("stripe webhook %s: decode refund: %w", ev.ID, err)
+		}
+		no := rf.Metadata[metaRefundNo]
+		if no == "" {
+			// A refund made in the Dashboard, not by orderflow.
+			return &pay.Event{}, nil
+		}
+		return &pay.Event{Refund: &pay.RefundUpdate{RefundNo: no, Status: refundStatus(rf.Status)}}, nil
+	default:
+		return &pay.Event{}, nil
+	}
+}

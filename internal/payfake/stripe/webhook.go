@@ -1,0 +1,170 @@
+package stripe
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	sdk "github.com/stripe/stripe-go/v83"
+	"github.com/stripe/stripe-go/v83/webhook"
+)
+
+// Notification is one signed webhook, ready to POST (or to spoil).
+type Notification struct {
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// Pay succeeds the order's PaymentIntent (found by metadata[order_no]), as
+// the buyer confirming it would, and sends payment_intent.succeeded unless
+// DropPayNotify is set. It returns the webhook (sent or not).
+func (f *Fake) Pay(ctx context.Context, orderNo string) (*Notification, int, error) {
+	f.mu.Lock()
+	in := f.intentLocked(orderNo)
+	if in == nil {
+		f.mu.Unlock()
+		return nil, 0, fmt.Errorf("stripe fake: no payment intent for order %s", orderNo)
+	}
+	in.Status, in.Received = "succeeded", in.Amount
+	n := f.eventLocked("payment_intent.succeeded", in.object(), f.WebhookSecret)
+	f.mu.Unlock()
+	if f.DropPayNotify.Load() {
+		return n, 0, nil
+	}
+	status, err := n.Send(ctx)
+	return n, status, err
+}
+
+// PaymentNotification is a signed payment_intent.succeeded for the intent.
+func (f *Fake) PaymentNotification(intentID string) (*Notification, error) {
+	return f.intentEvent(intentID, f.WebhookSecret)
+}
+
+// MisSignedNotification is the same webhook signed with another secret.
+func (f *Fake) MisSignedNotification(intentID string) (*Notification, error) {
+	return f.intentEvent(intentID, "whsec_"+randHex(16))
+}
+
+func (f *Fake) intentEvent(intentID, secret string) (*Notification, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in := f.intents[intentID]
+	if in == nil {
+		return nil, fmt.Errorf("stripe fake: no payment intent %s", intentID)
+	}
+	return f.eventLocked("payment_intent.succeeded", in.object(), secret), nil
+}
+
+// ForgedNotification is a payment_intent.succeeded for the order's intent
+// that the buyer has not paid (the fake's state stays as it is), as a
+// forger would send it: signed with the endpoint's secret (then spoil it
+// with Tampered) or, misSign, with another.
+func (f *Fake) ForgedNotification(orderNo string, misSign bool) (*Notification, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in := f.intentLocked(orderNo)
+	if in == nil {
+		return nil, fmt.Errorf("stripe fake: no payment intent for order %s", orderNo)
+	}
+	c := *in
+	c.Status, c.Received = "succeeded", c.Amount
+	secret := f.WebhookSecret
+	if misSign {
+		secret = "whsec_" + randHex(16)
+	}
+	return f.eventLocked("payment_intent.succeeded", c.object(), secret), nil
+}
+
+// IntentID is the id of the order's PaymentIntent, its trade number.
+func (f *Fake) IntentID(orderNo string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if in := f.intentLocked(orderNo); in != nil {
+		return in.ID
+	}
+	return ""
+}
+
+// intentLocked is the order's first PaymentIntent; f.mu held.
+func (f *Fake) intentLocked(orderNo string) *intent {
+	var in *intent
+	for _, c := range f.intents {
+		if c.Metadata["order_no"] == orderNo && (in == nil || c.Created.Before(in.Created)) {
+			in = c
+		}
+	}
+	return in
+}
+
+// Tampered is a copy of n whose body changed after signing (a larger amount).
+func (n *Notification) Tampered() *Notification {
+	c := *n
+	c.Body = bytes.Replace(n.Body, []byte(`"amount":`), []byte(`"amount":1`), 1)
+	return &c
+}
+
+// Send POSTs the webhook and returns the HTTP status.
+func (n *Notification) Send(ctx context.Context) (int, error) {
+	if n.URL == "" {
+		return 0, fmt.Errorf("stripe fake: no webhook URL set")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.URL, bytes.NewReader(n.Body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header = n.Header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// eventLocked wraps object in a Stripe event and signs it; f.mu held.
+func (f *Fake) eventLocked(typ string, object map[string]any, secret string) *Notification {
+	body := encode(map[string]any{
+		"id": "evt_" + randHex(12), "object": "event", "api_version": sdk.APIVersion,
+		"created": time.Now().Unix(), "type": typ, "data": map[string]any{"object": object},
+		"livemode": false, "pending_webhooks": 1,
+		"request": map[string]any{"id": nil, "idempotency_key": nil},
+	})
+	signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{
+		Payload: body, Secret: secret, Timestamp: time.Now(),
+	})
+	h := http.Header{}
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Stripe-Signature", signed.Header)
+	return &Notification{URL: f.webhookURL, Header: h, Body: body}
+}
+
+// sendAsyncLocked delivers a webhook in the background, retrying a few
+// times on a non-2xx as Stripe does (on a much shorter schedule); f.mu held.
+func (f *Fake) sendAsyncLocked(typ string, object map[string]any) {
+	n := f.eventLocked(typ, object, f.WebhookSecret)
+	if n.URL == "" {
+		return
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		for attempt := 0; attempt < 5; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			status, err := n.Send(ctx)
+			cancel()
+			if err == nil && status/100 == 2 {
+				return
+			}
+			select {
+			case <-f.hold:
+				return
+			case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+			}
+		}
+	}()
+}

@@ -1,0 +1,181 @@
+// Package wechat is a local WeChat Pay API v3 for tests: it speaks the real
+// wire format (JSON bodies, the WECHATPAY2-SHA256-RSA2048 Authorization it
+// verifies with the merchant's public key, responses and notifications
+// signed with its platform key, notification resources AES-256-GCM
+// encrypted with the APIv3 key) and keeps orders and refunds in memory.
+// Keys are generated fresh by New. Switches drop notifications, make the
+// refund call time out after it was recorded, and tamper with notifications.
+package wechat
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Keys are the settings an orderflow merchant account needs to talk to the
+// fake (the ORDERFLOW_WECHAT_* values).
+type Keys struct {
+	MchID               string
+	AppID               string
+	CertSerial          string
+	PrivateKey          string // the merchant's, PEM
+	APIv3Key            string
+	PlatformPublicKey   string // PEM
+	PlatformPublicKeyID string
+}
+
+// Fake is one running WeChat Pay. Its switches may be flipped at any time.
+type Fake struct {
+	// URL is the base URL (ORDERFLOW_WECHAT_API_URL).
+	URL string
+	// Keys configure orderflow for this fake.
+	Keys Keys
+
+	// DropPayNotify: Pay marks the order paid but sends no notification.
+	DropPayNotify atomic.Bool
+	// DropRefundNotify: refunds succeed with no REFUND.SUCCESS notification.
+	DropRefundNotify atomic.Bool
+	// RefundTimeout: a refund call is recorded (and succeeds) but its answer
+	// never comes; the caller's timeout fires.
+	RefundTimeout atomic.Bool
+
+	srv          *httptest.Server
+	merchantPub  *rsa.PublicKey
+	platformPriv *rsa.PrivateKey
+	otherPriv    *rsa.PrivateKey // signs mis-signed notifications
+	hold         chan struct{}   // closed by Close: releases held answers
+	wg           sync.WaitGroup  // notifications in flight
+
+	mu             sync.Mutex
+	notifyOverride string             // NotifyTo
+	orders         map[string]*order  // by out_trade_no
+	byTxID         map[string]*order  // by transaction_id
+	refunds        map[string]*refund // by out_refund_no
+	sends          map[string]int     // refund requests received, by out_refund_no
+	seq            int
+}
+
+type order struct {
+	OutTradeNo, TransactionID, CodeURL, NotifyURL, Description string
+	Total                                                      int64
+	State                                                      string // NOTPAY, SUCCESS, CLOSED
+	SuccessTime                                                time.Time
+	Refunded                                                   int64
+}
+
+type refund struct {
+	RefundID, OutRefundNo, NotifyURL string
+	Order                            *order
+	Amount                           int64
+	Status                           string // PROCESSING, SUCCESS
+	Created                          time.Time
+}
+
+// New starts a fake with fresh merchant and platform keys.
+func New() (*Fake, error) {
+	merchant, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	platform, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&platform.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := x509.MarshalPKCS8PrivateKey(merchant)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fake{
+		Keys: Keys{
+			MchID:               "1900000109",
+			AppID:               "wxd678efh567hg6787",
+			CertSerial:          randHex(20),
+			PrivateKey:          string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: priv})),
+			APIv3Key:            randHex(16),
+			PlatformPublicKey:   string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
+			PlatformPublicKeyID: "PUB_KEY_ID_" + randHex(8),
+		},
+		merchantPub:  &merchant.PublicKey,
+		platformPriv: platform,
+		otherPriv:    other,
+		hold:         make(chan struct{}),
+		orders:       map[string]*order{},
+		byTxID:       map[string]*order{},
+		refunds:      map[string]*refund{},
+		sends:        map[string]int{},
+	}
+	f.srv = httptest.NewServer(f.routes())
+	f.URL = f.srv.URL
+	return f, nil
+}
+
+// Close stops the server after the notifications in flight.
+func (f *Fake) Close() {
+	close(f.hold)
+	f.srv.Close()
+	f.wg.Wait()
+}
+
+// NotifyTo sends every notification to url instead of the notify_url the
+// request named (a test whose API listener was not known when orderflow's
+// notify URL setting was made).
+func (f *Fake) NotifyTo(url string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.notifyOverride = url
+}
+
+// RefundSends is how many refund requests arrived for out_refund_no.
+func (f *Fake) RefundSends(outRefundNo string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sends[outRefundNo]
+}
+
+// RefundStatus is a refund's status ("" when unknown).
+func (f *Fake) RefundStatus(outRefundNo string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r := f.refunds[outRefundNo]; r != nil {
+		return r.Status
+	}
+	return ""
+}
+
+// Refunds is how many refunds the fake holds in all.
+func (f *Fake) Refunds() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.refunds)
+}
+
+func (f *Fake) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v3/pay/transactions/native", f.verified(f.prepay))
+	mux.HandleFunc("GET /v3/pay/transactions/out-trade-no/{no}", f.verified(f.queryOrder))
+	mux.HandleFunc("POST /v3/refund/domestic/refunds", f.verified(f.createRefund))
+	mux.HandleFunc("GET /v3/refund/domestic/refunds/{no}", f.verified(f.queryRefund))
+	return mux
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

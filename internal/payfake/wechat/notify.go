@@ -1,0 +1,184 @@
+package wechat
+
+import (
+	"bytes"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Notification is one signed notification, ready to POST (or to spoil).
+type Notification struct {
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// Pay marks the order paid, as a buyer scanning its code would, and sends
+// TRANSACTION.SUCCESS to its notify_url unless DropPayNotify is set. It
+// returns the notification (sent or not) so a test can send it again.
+func (f *Fake) Pay(ctx context.Context, outTradeNo string) (*Notification, int, error) {
+	f.mu.Lock()
+	o := f.orders[outTradeNo]
+	if o == nil {
+		f.mu.Unlock()
+		return nil, 0, fmt.Errorf("wechat fake: no order %s", outTradeNo)
+	}
+	if o.State != "SUCCESS" {
+		f.seq++
+		o.State = "SUCCESS"
+		o.TransactionID = fmt.Sprintf("42000%015d", f.seq)
+		o.SuccessTime = time.Now()
+		f.byTxID[o.TransactionID] = o
+	}
+	n := f.notification(o.NotifyURL, "TRANSACTION.SUCCESS", "transaction", f.transaction(o), false)
+	f.mu.Unlock()
+	if f.DropPayNotify.Load() {
+		return n, 0, nil
+	}
+	status, err := n.Send(ctx)
+	return n, status, err
+}
+
+// PaymentNotification is the signed TRANSACTION.SUCCESS of a paid order.
+func (f *Fake) PaymentNotification(outTradeNo string) (*Notification, error) {
+	return f.orderNotification(outTradeNo, false)
+}
+
+// MisSignedNotification is the same notification signed with a key that is
+// not WeChat Pay's.
+func (f *Fake) MisSignedNotification(outTradeNo string) (*Notification, error) {
+	return f.orderNotification(outTradeNo, true)
+}
+
+func (f *Fake) orderNotification(outTradeNo string, misSign bool) (*Notification, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := f.orders[outTradeNo]
+	if o == nil || o.State != "SUCCESS" {
+		return nil, fmt.Errorf("wechat fake: order %s is not paid", outTradeNo)
+	}
+	return f.notification(o.NotifyURL, "TRANSACTION.SUCCESS", "transaction", f.transaction(o), misSign), nil
+}
+
+// ForgedNotification is a TRANSACTION.SUCCESS for an order the buyer has
+// not paid (the fake's state stays as it is), as a forger would send it:
+// signed with WeChat Pay's key (then spoil it with Tampered) or, misSign,
+// with another key.
+func (f *Fake) ForgedNotification(outTradeNo string, misSign bool) (*Notification, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := f.orders[outTradeNo]
+	if o == nil {
+		return nil, fmt.Errorf("wechat fake: no order %s", outTradeNo)
+	}
+	c := *o
+	c.State, c.TransactionID, c.SuccessTime = "SUCCESS", "4200000000000000000000", time.Now()
+	return f.notification(o.NotifyURL, "TRANSACTION.SUCCESS", "transaction", f.transaction(&c), misSign), nil
+}
+
+// TradeNo is the transaction_id of a paid order ("" before).
+func (f *Fake) TradeNo(outTradeNo string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o := f.orders[outTradeNo]; o != nil {
+		return o.TransactionID
+	}
+	return ""
+}
+
+// Tampered is a copy of n with its body changed after signing (a different
+// amount in the summary), which the signature no longer covers.
+func (n *Notification) Tampered() *Notification {
+	c := *n
+	c.Body = bytes.Replace(n.Body, []byte(`"summary":"`), []byte(`"summary":"x`), 1)
+	return &c
+}
+
+// Send POSTs the notification and returns the HTTP status.
+func (n *Notification) Send(ctx context.Context) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.URL, bytes.NewReader(n.Body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header = n.Header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// notification encrypts resource with the APIv3 key (AEAD_AES_256_GCM, the
+// associated data and nonce in the envelope) and signs the envelope; f.mu held.
+func (f *Fake) notification(url, eventType, originalType string, resource any, misSign bool) *Notification {
+	if f.notifyOverride != "" {
+		url = f.notifyOverride
+	}
+	plain, err := json.Marshal(resource)
+	if err != nil {
+		panic(err)
+	}
+	block, err := aes.NewCipher([]byte(f.Keys.APIv3Key))
+	if err != nil {
+		panic(err)
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err)
+	}
+	nonce := randHex(6) // 12 characters, used as the 12-byte GCM nonce
+	ad := originalType
+	f.seq++
+	body, err := json.Marshal(map[string]any{
+		"id": fmt.Sprintf("EV-%d-%s", f.seq, randHex(4)), "create_time": time.Now().Format(time.RFC3339),
+		"resource_type": "encrypt-resource", "event_type": eventType, "summary": "支付成功",
+		"resource": map[string]string{
+			"original_type": originalType, "algorithm": "AEAD_AES_256_GCM", "associated_data": ad, "nonce": nonce,
+			"ciphertext": base64.StdEncoding.EncodeToString(gcm.Seal(nil, []byte(nonce), plain, []byte(ad))),
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	key := f.platformPriv
+	if misSign {
+		key = f.otherPriv
+	}
+	f.signedHeaders(h, body, key)
+	return &Notification{URL: url, Header: h, Body: body}
+}
+
+// sendAsync delivers a notification in the background, retrying a few
+// times on a non-2xx answer as WeChat Pay does (on a much shorter
+// schedule); f.mu held.
+func (f *Fake) sendAsync(url, eventType, originalType string, resource any) {
+	n := f.notification(url, eventType, originalType, resource, false)
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		for attempt := 0; attempt < 5; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			status, err := n.Send(ctx)
+			cancel()
+			if err == nil && status/100 == 2 {
+				return
+			}
+			select {
+			case <-f.hold:
+				return
+			case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+			}
+		}
+	}()
+}
