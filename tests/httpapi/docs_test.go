@@ -66,10 +66,11 @@ func TestDocsLinksResolve(t *testing.T) {
 	}
 }
 
-// TestReadmeFitsAndShowsTheLayout: the README stays at most 12,000 bytes, its
-// Layout section has a line for every top-level folder and every folder
-// under internal/, tests/ and cmd/ (and none that is gone), and docs/ holds
-// pages only — the layout drifted from the tree once, unnoticed.
+// TestReadmeFitsAndShowsTheLayout: the README stays at most 12,000 bytes and
+// its Layout section has a line for every top-level folder; docs/layout.md
+// has one for those and every folder under internal/, tests/ and cmd/; neither
+// lists one that is gone; and docs/ holds pages only — the layout drifted
+// from the tree once, unnoticed.
 func TestReadmeFitsAndShowsTheLayout(t *testing.T) {
 	root := repoRoot(t)
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -101,7 +102,23 @@ func TestReadmeFitsAndShowsTheLayout(t *testing.T) {
 			}
 		}
 	}
-	listed := layoutFolders(t, string(readme))
+	var top []string
+	for _, dir := range want {
+		if strings.Count(dir, "/") == 1 {
+			top = append(top, dir)
+		}
+	}
+	full, err := os.ReadFile(filepath.Join(root, "docs", "layout.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLayout(t, root, "README.md", layoutFolders(t, string(readme), "\n## Layout\n"), top)
+	checkLayout(t, root, "docs/layout.md", layoutFolders(t, string(full), "# Layout\n"), want)
+}
+
+// checkLayout reports the folders a layout listing misses or names wrongly.
+func checkLayout(t *testing.T, root, name string, listed, want []string) {
+	t.Helper()
 	var missing, gone []string
 	for _, dir := range want {
 		if !slices.Contains(listed, dir) {
@@ -114,10 +131,10 @@ func TestReadmeFitsAndShowsTheLayout(t *testing.T) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Errorf("README Layout has no line for %v (one line each, starting with the folder)", missing)
+		t.Errorf("%s Layout has no line for %v (one line each, starting with the folder)", name, missing)
 	}
 	if len(gone) > 0 {
-		t.Errorf("README Layout lists %v, which do not exist", gone)
+		t.Errorf("%s Layout lists %v, which do not exist", name, gone)
 	}
 }
 
@@ -284,13 +301,13 @@ func eachProseLine(t *testing.T, path string, f func(n int, line string)) {
 	}
 }
 
-// layoutFolders lists the folders the README's Layout section names: the
-// first word of each line of its code block that ends in "/".
-func layoutFolders(t *testing.T, readme string) []string {
+// layoutFolders lists the folders a page's Layout section (from heading on)
+// names: the first word of each line of its code block that ends in "/".
+func layoutFolders(t *testing.T, page, heading string) []string {
 	t.Helper()
-	_, section, ok := strings.Cut(readme, "\n## Layout\n")
+	_, section, ok := strings.Cut(page, heading)
 	if !ok {
-		t.Fatal("README.md has no ## Layout section")
+		t.Fatalf("no %q section", heading)
 	}
 	if next := strings.Index(section, "\n## "); next >= 0 {
 		section = section[:next]
