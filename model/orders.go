@@ -156,7 +156,7 @@ func (s *Store) MoveOrder(ctx context.Context, id int64, orderNo string, m Order
 		return false, err
 	}
 	s.staleAfterCommit(ctx, id, orderNo)
-	return true, nil
+	return true, s.orderWebhookLater(ctx, orderNo, m)
 }
 
 // MoveOrderOrAbortLater is MoveOrder for a transaction that must not commit
@@ -177,8 +177,16 @@ func (s *Store) MoveOrderOrAbortLater(ctx context.Context, id int64, orderNo str
 	}
 	if err == nil {
 		s.staleAfterCommit(ctx, id, orderNo)
+		// After the check: on MariaDB a failed check stops the batch
+		// before the event's INSERT, and the transaction rolls back.
+		err = s.orderWebhookLater(ctx, orderNo, m)
 	}
 	return err
+}
+
+// orderWebhookLater writes the shop event an order's move causes, if any.
+func (s *Store) orderWebhookLater(ctx context.Context, orderNo string, m OrderMove) error {
+	return s.webhookForMoveLater(ctx, "order", m.From.String(), m.To.String(), m.At, map[string]any{"order_no": orderNo})
 }
 
 // check names m as an unmet check does: the order, the move and the

@@ -51,7 +51,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 
 // bound is s on a transaction's handle, collecting into work.
 func (s *Store) bound(db *gorm.DB, h *held, work *AfterCommit) *Store {
-	return &Store{db: db, d: s.d, held: h, after: work, onCommit: s.onCommit}
+	return &Store{db: db, d: s.d, held: h, after: work, onCommit: s.onCommit, hooks: s.hooks}
 }
 
 // nestedSQLiteTx runs fn under a savepoint of the SQLite transaction s is

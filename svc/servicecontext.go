@@ -56,6 +56,7 @@ func (c Config) TaskConfig() tasks.Config {
 		SettleRetryDelays:  c.SettleDelays(),
 		PayTimeout:         c.PayTimeout.D(),
 		NotifyInterval:     c.NotifyInterval.D(),
+		WebhookRetryDelay:  c.WebhookRetryDelay.D(),
 	}
 }
 

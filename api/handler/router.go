@@ -58,6 +58,8 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.Handle("POST /api/v1/admin/refunds/{refund_no}/resolve", admin(h.resolveRefund))
 	mux.Handle("POST /api/v1/admin/groups/{group_no}/retry", admin(retryByNo(h, "group_no", uc.Groups.Retry)))
 	mux.Handle("GET /api/v1/admin/stats", admin(h.stats))
+	mux.Handle("GET /api/v1/admin/webhooks", admin(h.listWebhooks))
+	mux.Handle("POST /api/v1/admin/webhooks/{id}/retry", admin(h.retryWebhook))
 
 	mux.Handle("/monitoring/", h.monitoring(sc.Redis))
 	console.New(sc, uc).Mount(mux)

@@ -56,7 +56,7 @@ func New(sc *svc.ServiceContext, uc *svc.UseCases) *Worker {
 // Start begins processing. It returns once everything is running.
 func (w *Worker) Start() error {
 	c := w.sc.Config
-	if err := w.srv.Start(routes(w.uc, w.sc.Log)); err != nil {
+	if err := w.srv.Start(routes(w.uc, w.sc.Tasks, w.sc.Log)); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

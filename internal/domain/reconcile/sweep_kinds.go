@@ -25,6 +25,7 @@ const (
 	KindGroupsOpen    = "groups_open"
 	KindGroupsClosed  = "groups_closed"
 	KindNotifications = "notifications_pending"
+	KindWebhooks      = "webhooks_undelivered"
 	KindOutbox        = "outbox_old"
 	KindStockCounters = "stock_counters"
 )
@@ -47,6 +48,7 @@ func (s *Sweeper) kinds() []sweepKind {
 		{KindGroupsOpen, tasks.TypeGroupSettle, s.objectWalk(tasks.TypeGroupSettle, s.groups(model.GroupOpen))},
 		{KindGroupsClosed, tasks.TypeGroupSettle, s.objectWalk(tasks.TypeGroupSettle, s.groups(model.GroupClosed))},
 		{KindNotifications, tasks.TypeNotifyDeliver, s.notifications},
+		{KindWebhooks, tasks.TypeWebhookDeliver, s.objectWalk(tasks.TypeWebhookDeliver, s.webhooks)},
 		{KindOutbox, "", s.oldOutbox},
 		{KindStockCounters, "", s.stockCounters},
 	}
@@ -131,6 +133,20 @@ func (s *Sweeper) groups(status model.GroupStatus) pageFunc {
 				requeue: func(ctx context.Context) (bool, error) { return s.Groups.RequeueSettle(ctx, g) }}
 		})
 	}
+}
+
+// webhooks: an undelivered shop webhook's delivery task (a failing one is
+// live while asynq retries it; archived after its budget, it gets a new
+// generation). With webhooks off there is nothing to deliver to.
+func (s *Sweeper) webhooks(ctx context.Context, w walkAt, limit int) ([]object, error) {
+	if s.Webhooks == nil || !s.Webhooks.On() {
+		return nil, nil
+	}
+	rows, err := s.Store.UndeliveredWebhooksPage(ctx, w.start, w.cur.ID, limit)
+	return objectsOf(rows, err, func(h *model.Webhook) object {
+		return object{cur: model.Cursor{ID: h.ID}, taskID: tasks.ID(tasks.TypeWebhookDeliver, h.EventID, h.TaskGen),
+			requeue: func(ctx context.Context) (bool, error) { return s.Webhooks.Requeue(ctx, h) }}
+	})
 }
 
 // notifications: pending notifications have one task, the delivery round of

@@ -47,6 +47,14 @@ const (
 	// StockRebuildRead sits between a stock counter rebuild's ledger read and
 	// its Redis write, keyed by product ID.
 	StockRebuildRead = "stock/rebuild-read"
+	// AfterCommitSend sits between a committed transaction and its
+	// after-commit work (the outbox fast path), keyed by each order number
+	// the transaction changed: "exit" is a worker killed between a move and
+	// the hand-off of the tasks it wrote; "error" skips the fast path.
+	AfterCommitSend = "aftercommit/send"
+	// WebhookBeforePost sits before a webhook's lease and post, keyed by
+	// the event id.
+	WebhookBeforePost = "webhook/before-post"
 )
 
 type point struct {
