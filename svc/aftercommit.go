@@ -20,8 +20,8 @@ import (
 // The cache goes first, as it did when each use case wrote the pair.
 func afterCommit(relay *outbox.Relay, rdb redis.UniversalClient, log *zap.Logger) model.AfterCommitFunc {
 	return func(ctx context.Context, w model.AfterCommit) {
-		for _, o := range w.Orders {
-			if err := failpoint.Inject(failpoint.AfterCommitSend, o.No); err != nil {
+		for _, r := range w.Outbox {
+			if err := failpoint.Inject(failpoint.AfterCommitSend, r.TaskType); err != nil {
 				return // as if the process died here: the relay poller sends the rows
 			}
 		}
