@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"orderflow/internal/infra/tracing"
 )
 
 // Order is one purchase, from pending to a terminal status.
@@ -29,17 +31,23 @@ type Order struct {
 	PaidAt      *time.Time
 	FinishedAt  *time.Time
 	ClosedAt    *time.Time
+	// TraceContext is the traceparent of the request that created the
+	// order (nil when tracing is off): its payment continues that trace.
+	TraceContext *string
 }
 
-const orderColumns = `orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, created_at, updated_at, expire_at)`
+const orderColumns = `orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, created_at, updated_at, expire_at, trace_context)`
 
-func (o *Order) insertArgs() []any {
-	return []any{o.OrderNo, o.UserID, o.ProductID, o.Kind, o.Quantity, o.AmountCents, o.Status, o.CreatedAt, o.UpdatedAt, o.ExpireAt}
+func (o *Order) insertArgs(ctx context.Context) []any {
+	if tp := tracing.Traceparent(ctx); tp != "" && o.TraceContext == nil {
+		o.TraceContext = &tp
+	}
+	return []any{o.OrderNo, o.UserID, o.ProductID, o.Kind, o.Quantity, o.AmountCents, o.Status, o.CreatedAt, o.UpdatedAt, o.ExpireAt, o.TraceContext}
 }
 
 // InsertOrder creates a pending order and sets its ID.
 func (s *Store) InsertOrder(ctx context.Context, o *Order) error {
-	id, err := s.insert(ctx, `INSERT INTO `+orderColumns+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.insertArgs()...)
+	id, err := s.insert(ctx, `INSERT INTO `+orderColumns+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.insertArgs(ctx)...)
 	o.ID = id
 	return err
 }
@@ -57,8 +65,8 @@ func (s *Store) InsertOrderInSlot(ctx context.Context, o *Order, max int) (bool,
 		return true, s.InsertOrder(ctx, o)
 	}
 	res, err := s.execResult(ctx, takePendingSlot+";\n"+
-		`INSERT INTO `+orderColumns+` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() > 0`,
-		append([]any{o.UserID, max}, o.insertArgs()...)...)
+		`INSERT INTO `+orderColumns+` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() > 0`,
+		append([]any{o.UserID, max}, o.insertArgs(ctx)...)...)
 	if err != nil {
 		return false, err
 	}

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"orderflow/internal/infra/tracing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 )
 
@@ -26,6 +30,11 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	}
 	if s.after != nil {
 		return s.nestedSQLiteTx(ctx, fn)
+	}
+	if tracing.On() {
+		var span trace.Span
+		ctx, span = tracing.Tracer().Start(ctx, "ledger.tx", trace.WithAttributes(attribute.String("db.system.name", s.Dialect())))
+		defer span.End()
 	}
 	var err error
 	for attempt := 1; attempt <= maxTxAttempts; attempt++ {

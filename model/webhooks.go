@@ -73,7 +73,9 @@ var webhookEvents = map[[3]string]string{
 }
 
 // WebhookEventFor names the event a move causes, or "".
-func WebhookEventFor(object, from, to string) string { return webhookEvents[[3]string{object, from, to}] }
+func WebhookEventFor(object, from, to string) string {
+	return webhookEvents[[3]string{object, from, to}]
+}
 
 // WebhookEventTypes lists every event type a move can cause.
 func WebhookEventTypes() []string {

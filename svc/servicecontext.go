@@ -1,7 +1,9 @@
 package svc
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/tasks"
@@ -24,6 +26,8 @@ type ServiceContext struct {
 	Asynq     *asynq.Client
 	Inspector *asynq.Inspector
 	Tasks     tasks.Table
+	// stopTracing flushes and stops the trace provider Boot installed.
+	stopTracing func(context.Context) error
 }
 
 // New connects every dependency. The caller closes it with Close.
@@ -63,6 +67,11 @@ func (c Config) TaskConfig() tasks.Config {
 // Close releases every connection.
 func (s *ServiceContext) Close() error {
 	var errs []error
+	if s.stopTracing != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, s.stopTracing(ctx))
+		cancel()
+	}
 	if sqlDB, err := s.DB.DB(); err == nil {
 		errs = append(errs, sqlDB.Close())
 	}

@@ -18,6 +18,7 @@ import (
 	"orderflow/internal/infra/payclient"
 	"orderflow/internal/infra/stock"
 	"orderflow/internal/infra/tasks"
+	"orderflow/internal/infra/tracing"
 	"orderflow/model"
 )
 
@@ -55,7 +56,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		s.Store.SetWebhooks(webhookTask)
 	}
 	webhooks := &webhook.Service{Store: s.Store, URL: c.WebhookURL, Secret: c.WebhookSecret,
-		HTTP: &http.Client{Timeout: 10 * time.Second}, Clock: s.Clock, Log: s.Log}
+		HTTP: &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(nil)}, Clock: s.Clock, Log: s.Log}
 	m := metrics.New(s.Redis)
 	orders := order.New(order.Deps{
 		Store: s.Store, Redis: s.Redis, Clock: s.Clock, Log: s.Log, Metrics: m,

@@ -9,6 +9,7 @@ import (
 	"orderflow/internal/infra/health"
 	"orderflow/internal/infra/metrics"
 	"orderflow/internal/infra/profiling"
+	"orderflow/internal/infra/tracing"
 	"orderflow/svc"
 
 	"go.uber.org/zap"
@@ -68,5 +69,5 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint"}})
 	})
-	return mux
+	return tracing.HTTPHandler(mux)
 }

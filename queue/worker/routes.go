@@ -12,6 +12,7 @@ import (
 	"orderflow/internal/domain/webhook"
 
 	"orderflow/internal/infra/tasks"
+	"orderflow/internal/infra/tracing"
 	"orderflow/svc"
 
 	"github.com/hibiken/asynq"
@@ -21,6 +22,7 @@ import (
 // routes is THE task-type → handler table.
 func routes(uc *svc.UseCases, table tasks.Table, log *zap.Logger) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
+	mux.Use(tracing.TaskMiddleware)
 	mux.HandleFunc(tasks.TypeOrderActivate, handleOrderActivate(uc))
 	mux.HandleFunc(tasks.TypeOrderClose, handleOrderClose(uc))
 	mux.HandleFunc(tasks.TypeRefundExecute, handleRefundExecute(uc))

@@ -195,15 +195,16 @@ var errUnknownType = errors.New("unknown task type")
 // in the trace of the transaction that wrote the row (its traceparent
 // column), and the task's headers carry this span on to the worker.
 func (r *Relay) enqueue(ctx context.Context, row *model.OutboxRow) error {
-	if row.TraceContext != nil {
-		ctx = tracing.WithTraceparent(ctx, *row.TraceContext)
-	}
-	ctx, span := tracing.Tracer().Start(ctx, "outbox.enqueue "+row.TaskType, trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(attribute.String("orderflow.task_id", row.TaskID)))
-	defer span.End()
 	var headers map[string]string
-	if tp := tracing.Traceparent(ctx); tp != "" {
-		headers = map[string]string{tracing.HeaderKey: tp}
+	if tracing.On() {
+		if row.TraceContext != nil {
+			ctx = tracing.WithTraceparent(ctx, *row.TraceContext)
+		}
+		var span trace.Span
+		ctx, span = tracing.Tracer().Start(ctx, "outbox.enqueue "+row.TaskType, trace.WithSpanKind(trace.SpanKindProducer),
+			trace.WithAttributes(attribute.String("orderflow.task_id", row.TaskID)))
+		defer span.End()
+		headers = map[string]string{tracing.HeaderKey: tracing.Traceparent(ctx)}
 	}
 	task, err := r.table.NewTaskWithHeaders(row.TaskType, row.TaskID, row.Payload, row.ProcessAt, headers)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"orderflow/internal/infra/tracing"
 	"time"
 
 	"orderflow/internal/infra/sign"
@@ -32,7 +33,7 @@ type Client struct {
 // New returns a client with a per-call timeout: a call that takes longer has
 // an unknown outcome, and the caller must ask before sending again.
 func New(baseURL, secret string, timeout time.Duration) *Client {
-	return &Client{base: baseURL, secret: secret, http: &http.Client{Timeout: timeout}}
+	return &Client{base: baseURL, secret: secret, http: &http.Client{Timeout: timeout, Transport: tracing.Transport(nil)}}
 }
 
 // RefundRequest asks the provider to return a trade's money.

@@ -23,10 +23,13 @@ CREATE TABLE webhooks (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- The W3C traceparent of the span that wrote an outbox row, carried into
--- the asynq task's headers so the worker's span is its child. NULL when
--- tracing is off.
+-- the asynq task's headers so the worker's span is its child; on an order,
+-- the create request's, so its payment (a later request from the provider)
+-- joins the order's trace. NULL when tracing is off.
 ALTER TABLE outbox ADD COLUMN trace_context VARCHAR(64) NULL;
+ALTER TABLE orders ADD COLUMN trace_context VARCHAR(64) NULL;
 
 -- +goose Down
+ALTER TABLE orders DROP COLUMN trace_context;
 ALTER TABLE outbox DROP COLUMN trace_context;
 DROP TABLE webhooks;

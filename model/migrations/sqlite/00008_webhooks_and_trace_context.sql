@@ -17,7 +17,9 @@ CREATE UNIQUE INDEX uk_webhooks_event ON webhooks (event_id);
 CREATE INDEX idx_webhooks_delivered ON webhooks (delivered_at, id);
 
 ALTER TABLE outbox ADD COLUMN trace_context VARCHAR(64) NULL;
+ALTER TABLE orders ADD COLUMN trace_context VARCHAR(64) NULL;
 
 -- +goose Down
+ALTER TABLE orders DROP COLUMN trace_context;
 ALTER TABLE outbox DROP COLUMN trace_context;
 DROP TABLE webhooks;
