@@ -153,6 +153,57 @@ func TestEveryEventArrivesThroughFailuresAndCrashes(t *testing.T) {
 			t.Errorf("order %s finished as the worker was killed; its order.finished did not arrive", no)
 		}
 	}
+	checkOperatorViews(t, s, ledger[0].EventID, len(ledger))
 	t.Logf("%d events, %d requests (%d refused, %d redeliveries acknowledged); %d orders finished when the worker was killed",
 		len(ledger), requests, refused, redelivered, len(finishedAtCrash))
+}
+
+// checkOperatorViews: the operator's list shows every delivered webhook
+// with its fields, and a retry answers 409 for a delivered one, 404 for an
+// unknown id; a bad filter is a 400 that changes nothing.
+func checkOperatorViews(t *testing.T, s *testenv.Stack, deliveredID string, total int) {
+	t.Helper()
+	var list struct {
+		Webhooks []struct {
+			ID            string     `json:"id"`
+			Type          string     `json:"type"`
+			Status        string     `json:"status"`
+			Attempts      int        `json:"attempts"`
+			DeliveredAt   *time.Time `json:"delivered_at"`
+			NextAttemptAt *time.Time `json:"next_attempt_at"`
+		} `json:"webhooks"`
+	}
+	if st := s.Admin.Do(t, "GET", "/api/v1/admin/webhooks?status=delivered&limit=1000", nil, &list); st != 200 {
+		t.Fatalf("list delivered webhooks: status %d", st)
+	}
+	if len(list.Webhooks) != total {
+		t.Errorf("%d delivered webhooks listed, want %d", len(list.Webhooks), total)
+	}
+	for _, w := range list.Webhooks {
+		if w.Status != "delivered" || w.DeliveredAt == nil || w.Attempts < 1 || w.NextAttemptAt != nil {
+			t.Errorf("listed webhook %+v: want delivered, a delivery time, ≥1 attempt, no next attempt", w)
+			break
+		}
+	}
+	var failing struct{ Webhooks []any }
+	if st := s.Admin.Do(t, "GET", "/api/v1/admin/webhooks?status=failing", nil, &failing); st != 200 || len(failing.Webhooks) != 0 {
+		t.Errorf("failing webhooks: status %d, %d listed, want 200 and none", st, len(failing.Webhooks))
+	}
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{
+		{"POST", "/api/v1/admin/webhooks/" + deliveredID + "/retry", 409},
+		{"POST", "/api/v1/admin/webhooks/evt_nosuchevent/retry", 404},
+		{"GET", "/api/v1/admin/webhooks?status=lost", 400},
+		{"GET", "/api/v1/admin/webhooks?limit=0", 400},
+		{"GET", "/api/v1/admin/webhooks?limit=many", 400},
+	} {
+		var body struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if st := s.Admin.Do(t, c.method, c.path, nil, &body); st != c.want || body.Error.Code == "" {
+			t.Errorf("%s %s: status %d (error %q), want %d with an error code", c.method, c.path, st, body.Error.Code, c.want)
+		}
+	}
 }
