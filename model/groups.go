@@ -106,6 +106,9 @@ func (s *Store) MoveGroup(ctx context.Context, g *Group, m GroupMove) (bool, err
 	if len(m.From) > 1 {
 		from = g.Status
 	}
+	if err := s.webhookForMoveLater(ctx, "group", from.String(), m.To.String(), m.At, map[string]any{"group_no": g.GroupNo}); err != nil {
+		return false, err
+	}
 	return true, s.InsertEventLater(ctx, Event{ObjectType: "group", ObjectNo: g.GroupNo, FromStatus: from.String(), ToStatus: m.To.String(), Reason: m.Reason, CreatedAt: m.At})
 }
 

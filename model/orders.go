@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"orderflow/internal/infra/tracing"
 )
 
 // Order is one purchase, from pending to a terminal status.
@@ -29,17 +31,23 @@ type Order struct {
 	PaidAt      *time.Time
 	FinishedAt  *time.Time
 	ClosedAt    *time.Time
+	// TraceContext is the traceparent of the request that created the
+	// order (nil when tracing is off): its payment continues that trace.
+	TraceContext *string
 }
 
-const orderColumns = `orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, created_at, updated_at, expire_at)`
+const orderColumns = `orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, created_at, updated_at, expire_at, trace_context)`
 
-func (o *Order) insertArgs() []any {
-	return []any{o.OrderNo, o.UserID, o.ProductID, o.Kind, o.Quantity, o.AmountCents, o.Status, o.CreatedAt, o.UpdatedAt, o.ExpireAt}
+func (o *Order) insertArgs(ctx context.Context) []any {
+	if tp := tracing.Traceparent(ctx); tp != "" && o.TraceContext == nil {
+		o.TraceContext = &tp
+	}
+	return []any{o.OrderNo, o.UserID, o.ProductID, o.Kind, o.Quantity, o.AmountCents, o.Status, o.CreatedAt, o.UpdatedAt, o.ExpireAt, o.TraceContext}
 }
 
 // InsertOrder creates a pending order and sets its ID.
 func (s *Store) InsertOrder(ctx context.Context, o *Order) error {
-	id, err := s.insert(ctx, `INSERT INTO `+orderColumns+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.insertArgs()...)
+	id, err := s.insert(ctx, `INSERT INTO `+orderColumns+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.insertArgs(ctx)...)
 	o.ID = id
 	return err
 }
@@ -57,8 +65,8 @@ func (s *Store) InsertOrderInSlot(ctx context.Context, o *Order, max int) (bool,
 		return true, s.InsertOrder(ctx, o)
 	}
 	res, err := s.execResult(ctx, takePendingSlot+";\n"+
-		`INSERT INTO `+orderColumns+` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() > 0`,
-		append([]any{o.UserID, max}, o.insertArgs()...)...)
+		`INSERT INTO `+orderColumns+` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() > 0`,
+		append([]any{o.UserID, max}, o.insertArgs(ctx)...)...)
 	if err != nil {
 		return false, err
 	}
@@ -156,7 +164,7 @@ func (s *Store) MoveOrder(ctx context.Context, id int64, orderNo string, m Order
 		return false, err
 	}
 	s.staleAfterCommit(ctx, id, orderNo)
-	return true, nil
+	return true, s.orderWebhookLater(ctx, orderNo, m)
 }
 
 // MoveOrderOrAbortLater is MoveOrder for a transaction that must not commit
@@ -177,8 +185,16 @@ func (s *Store) MoveOrderOrAbortLater(ctx context.Context, id int64, orderNo str
 	}
 	if err == nil {
 		s.staleAfterCommit(ctx, id, orderNo)
+		// After the check: on MariaDB a failed check stops the batch
+		// before the event's INSERT, and the transaction rolls back.
+		err = s.orderWebhookLater(ctx, orderNo, m)
 	}
 	return err
+}
+
+// orderWebhookLater writes the shop event an order's move causes, if any.
+func (s *Store) orderWebhookLater(ctx context.Context, orderNo string, m OrderMove) error {
+	return s.webhookForMoveLater(ctx, "order", m.From.String(), m.To.String(), m.At, map[string]any{"order_no": orderNo})
 }
 
 // check names m as an unmet check does: the order, the move and the

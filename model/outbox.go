@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"orderflow/internal/infra/tracing"
 )
 
 // OutboxRow is a task that must reach asynq; it is written in the same
@@ -15,6 +17,10 @@ type OutboxRow struct {
 	Payload   []byte
 	ProcessAt time.Time
 	CreatedAt time.Time
+	// TraceContext is the W3C traceparent of the span that wrote the row
+	// (nil when tracing is off): the relay puts it in the task's headers,
+	// so the worker's span continues the writer's trace.
+	TraceContext *string
 }
 
 // TaskRow builds the outbox row of a task due at processAt (zero or past:
@@ -40,12 +46,15 @@ func TaskRow(taskID, taskType string, payload []byte, processAt, now time.Time) 
 // the same one.
 func (s *Store) InsertOutboxLater(ctx context.Context, r *OutboxRow) error {
 	r.CreatedAt = r.CreatedAt.UTC().Truncate(time.Millisecond) // as stored: Key() must match it
+	if tp := tracing.Traceparent(ctx); tp != "" && r.TraceContext == nil {
+		r.TraceContext = &tp
+	}
 	var err error
 	if s.d.sqlite {
-		_, err = s.insertIgnoringDuplicate(ctx, insertOutbox, r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt)
+		_, err = s.insertIgnoringDuplicate(ctx, insertOutbox, r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt, r.TraceContext)
 	} else {
 		err = s.later(ctx, insertOutbox+` ON DUPLICATE KEY UPDATE task_id = task_id`,
-			r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt)
+			r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt, r.TraceContext)
 	}
 	if err == nil {
 		s.sendAfterCommit(ctx, r)
@@ -53,7 +62,7 @@ func (s *Store) InsertOutboxLater(ctx context.Context, r *OutboxRow) error {
 	return err
 }
 
-const insertOutbox = `INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES (?, ?, ?, ?, ?)`
+const insertOutbox = `INSERT INTO outbox (task_id, task_type, payload, process_at, created_at, trace_context) VALUES (?, ?, ?, ?, ?, ?)`
 
 // OutboxBetween returns up to limit waiting rows with afterID < id <= maxID, oldest first.
 func (s *Store) OutboxBetween(ctx context.Context, afterID, maxID int64, limit int) ([]OutboxRow, error) {

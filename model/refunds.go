@@ -128,6 +128,11 @@ func (s *Store) MoveRefund(ctx context.Context, r *Refund, m RefundMove) (bool, 
 		return false, err
 	}
 	s.staleAfterCommit(ctx, r.OrderID, r.OrderNo)
+	if err := s.webhookForMoveLater(ctx, "refund", m.From.String(), m.To.String(), m.At, map[string]any{
+		"refund_no": refundNo, "order_no": r.OrderNo, "amount_cents": r.AmountCents, "reason": r.Reason,
+	}); err != nil {
+		return false, err
+	}
 	return true, s.InsertEventLater(ctx, Event{ObjectType: "refund", ObjectNo: refundNo, FromStatus: m.From.String(), ToStatus: m.To.String(), Reason: m.Reason, CreatedAt: m.At})
 }
 

@@ -32,6 +32,7 @@ type Store struct {
 	// (aftercommit.go); nil on the pool, where each write commits alone.
 	after    *AfterCommit
 	onCommit AfterCommitFunc
+	hooks    WebhookTaskFunc // nil: webhooks off (webhooks.go)
 }
 
 // NewStore wraps an open database.

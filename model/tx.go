@@ -8,6 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"orderflow/internal/infra/tracing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 )
 
@@ -36,6 +40,11 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	if s.after != nil {
 		return s.nestedSQLiteTx(ctx, fn)
 	}
+	if tracing.On() {
+		var span trace.Span
+		ctx, span = tracing.Tracer().Start(ctx, "ledger.tx", trace.WithAttributes(attribute.String("db.system.name", s.Dialect())))
+		defer span.End()
+	}
 	var err error
 	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
 		work := &AfterCommit{} // a rolled-back attempt's work is dropped with it
@@ -61,7 +70,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 
 // bound is s on a transaction's handle, collecting into work.
 func (s *Store) bound(db *gorm.DB, h *held, work *AfterCommit) *Store {
-	return &Store{db: db, d: s.d, held: h, after: work, onCommit: s.onCommit}
+	return &Store{db: db, d: s.d, held: h, after: work, onCommit: s.onCommit, hooks: s.hooks}
 }
 
 // nestedSQLiteTx runs fn under a savepoint of the SQLite transaction s is

@@ -3,6 +3,7 @@ package svc
 import (
 	"context"
 
+	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/ordercache"
 	"orderflow/internal/infra/outbox"
 	"orderflow/model"
@@ -19,6 +20,11 @@ import (
 // The cache goes first, as it did when each use case wrote the pair.
 func afterCommit(relay *outbox.Relay, rdb redis.UniversalClient, log *zap.Logger) model.AfterCommitFunc {
 	return func(ctx context.Context, w model.AfterCommit) {
+		for _, r := range w.Outbox {
+			if err := failpoint.Inject(failpoint.AfterCommitSend, r.TaskType); err != nil {
+				return // as if the process died here: the relay poller sends the rows
+			}
+		}
 		ordercache.Drop(ctx, rdb, log, w.Orders...)
 		relay.SendRows(ctx, w.Outbox...)
 	}

@@ -1,9 +1,11 @@
 package svc
 
 import (
+	"context"
 	"fmt"
 	"os"
 
+	"orderflow/internal/infra/tracing"
 	"orderflow/model"
 
 	"go.uber.org/zap"
@@ -25,10 +27,18 @@ func Boot(name string) (*ServiceContext, error) {
 	for _, w := range warnings {
 		log.Warn(w)
 	}
+	// Before the connections: the API's router and the HTTP clients look
+	// at whether tracing is on when they are built.
+	stop, err := tracing.Setup(context.Background(), "orderflow-"+name)
+	if err != nil {
+		return nil, err
+	}
 	sc, err := New(cfg, log)
 	if err != nil {
+		_ = stop(context.Background())
 		return nil, fmt.Errorf("connect: %w", err)
 	}
+	sc.stopTracing = stop
 	return sc, nil
 }
 

@@ -40,8 +40,12 @@ type Config struct {
 	PaySecret             string   `yaml:"pay_secret"`
 	PayURL                string   `yaml:"pay_url"`
 	NotifyURL             string   `yaml:"notify_url"`
-	LogLevel              string   `yaml:"log_level"`
-	LogFormat             string   `yaml:"log_format"` // json or console
+	// Shop webhooks (docs/webhooks.md): off while webhook_url is unset.
+	WebhookURL        string   `yaml:"webhook_url"`
+	WebhookSecret     string   `yaml:"webhook_secret"`
+	WebhookRetryDelay Duration `yaml:"webhook_retry_delay"` // first retry; doubled each time, capped at one hour
+	LogLevel          string   `yaml:"log_level"`
+	LogFormat         string   `yaml:"log_format"` // json or console
 	// MetricsAuth is who may read /metrics: none (anyone, the default) or
 	// admin (the admin token as a Bearer header), for shops that expose the
 	// API's port.
@@ -139,6 +143,7 @@ func Defaults() Config {
 		CacheTTL:                 Duration(time.Minute),
 		IdempotencyTTL:           Duration(24 * time.Hour),
 		RelayInterval:            Duration(time.Second),
+		WebhookRetryDelay:        Duration(5 * time.Second),
 		RefundRetryDelays:        "1m,5m,30m,30m",
 		SettleRetryDelays:        "1s,2s,4s,8s,16s",
 		RefundMaxAttempts:        5,
@@ -335,6 +340,10 @@ func (c Config) Validate() error {
 		return bad("activate_timeout", "must be a positive duration, or unset to derive it from claim_timeout")
 	case c.SweepPageSize < 1 || c.SweepPageSize > 10000:
 		return bad("sweep_page_size", "want 1..10000")
+	case c.WebhookURL != "" && !validWebhookURL(c.WebhookURL):
+		return bad("webhook_url", "want an absolute http:// or https:// URL")
+	case c.WebhookURL != "" && c.WebhookSecret == "":
+		return bad("webhook_secret", "missing (needed when webhook_url is set: every delivery is signed)")
 	}
 	if _, err := parseDelays(c.RefundRetryDelays); err != nil {
 		return bad("refund_retry_delays", err.Error())
@@ -345,8 +354,8 @@ func (c Config) Validate() error {
 	for key, d := range map[string]Duration{
 		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "sweep_interval": c.SweepInterval,
 		"reconcile_grace": c.ReconcileGrace, "notify_interval": c.NotifyInterval,
-		"activate_retry_delay": c.ActivateRetryDelay,
-		"cache_ttl":            c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,
+		"activate_retry_delay": c.ActivateRetryDelay, "webhook_retry_delay": c.WebhookRetryDelay,
+		"cache_ttl": c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,
 		"task_check_interval": c.TaskCheckInterval, "delayed_task_check_interval": c.DelayedTaskCheckInterval,
 		"shutdown_timeout": c.ShutdownTimeout, "refund_alert_after": c.RefundAlertAfter, "pay_timeout": c.PayTimeout,
 		"pay_query_after":          c.PayQueryAfter,
@@ -370,6 +379,12 @@ func (c Config) Validate() error {
 		return bad("reconcile_schedule", err.Error())
 	}
 	return nil
+}
+
+// validWebhookURL: the receiver must be an absolute http(s) URL with a host.
+func validWebhookURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // maxDerivedActivate caps the activation timeout derived from the claim timeout.

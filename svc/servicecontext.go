@@ -3,6 +3,7 @@ package svc
 import (
 	"context"
 	"errors"
+	"time"
 
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/pay"
@@ -30,6 +31,9 @@ type ServiceContext struct {
 	Pay *pay.Registry
 
 	stopWatch context.CancelFunc // ends watchFailovers (sentinel mode)
+
+	// stopTracing flushes and stops the trace provider Boot installed.
+	stopTracing func(context.Context) error
 }
 
 // New connects every dependency. The caller closes it with Close.
@@ -74,6 +78,7 @@ func (c Config) TaskConfig() tasks.Config {
 		SettleRetryDelays:  c.SettleDelays(),
 		PayTimeout:         c.PayTimeout.D(),
 		NotifyInterval:     c.NotifyInterval.D(),
+		WebhookRetryDelay:  c.WebhookRetryDelay.D(),
 	}
 }
 
@@ -83,6 +88,11 @@ func (s *ServiceContext) Close() error {
 		s.stopWatch()
 	}
 	var errs []error
+	if s.stopTracing != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, s.stopTracing(ctx))
+		cancel()
+	}
 	if sqlDB, err := s.DB.DB(); err == nil {
 		errs = append(errs, sqlDB.Close())
 	}

@@ -12,12 +12,23 @@ import (
 	"orderflow/internal/domain/payment"
 	"orderflow/internal/domain/reconcile"
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/domain/webhook"
 	"orderflow/internal/infra/metrics"
 	"orderflow/internal/infra/notify"
 	"orderflow/internal/infra/outbox"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/stock"
+	"orderflow/internal/infra/tasks"
+	"orderflow/internal/infra/tracing"
+	"orderflow/model"
 )
+
+// webhookTask is the outbox row of a webhook's delivery task: the task
+// table's type, an ID per event and generation, due now.
+func webhookTask(eventID string, gen int, now time.Time) *model.OutboxRow {
+	return model.TaskRow(tasks.ID(tasks.TypeWebhookDeliver, eventID, gen), tasks.TypeWebhookDeliver,
+		tasks.Encode(tasks.WebhookPayload{EventID: eventID, Gen: gen}), now, now)
+}
 
 // UseCases are the aggregates' services both binaries call.
 type UseCases struct {
@@ -35,6 +46,7 @@ type UseCases struct {
 	// Pay is the enabled providers; Payments applies their notifications.
 	Pay      *pay.Registry
 	Payments *payment.Notifications
+	Webhooks *webhook.Service
 }
 
 // NewUseCases builds every use-case service on the context's dependencies.
@@ -44,6 +56,11 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	c := s.Config
 	relay := outbox.New(s.Store, s.Asynq, s.Inspector, s.Redis, s.Tasks, s.Log)
 	s.Store.SetAfterCommit(afterCommit(relay, s.Redis, s.Log))
+	if c.WebhookURL != "" {
+		s.Store.SetWebhooks(webhookTask)
+	}
+	webhooks := &webhook.Service{Store: s.Store, URL: c.WebhookURL, Secret: c.WebhookSecret,
+		HTTP: &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(nil)}, Clock: s.Clock, Log: s.Log}
 	m := metrics.New(s.Redis)
 	orders := order.New(order.Deps{
 		Store: s.Store, Redis: s.Redis, Clock: s.Clock, Log: s.Log, Metrics: m, Pay: s.Pay,
@@ -59,7 +76,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	groups := group.New(group.Deps{Store: s.Store, Redis: s.Redis, Clock: s.Clock, Log: s.Log})
 	sweeper := &reconcile.Sweeper{
 		Store: s.Store, Redis: s.Redis, Relay: relay, Asynq: s.Asynq, Tasks: s.Tasks,
-		Orders: orders, Refunds: refunds, Groups: groups, Stock: stock.NewCounter(s.Redis), Metrics: m, Clock: s.Clock, Log: s.Log,
+		Orders: orders, Refunds: refunds, Groups: groups, Webhooks: webhooks, Stock: stock.NewCounter(s.Redis), Metrics: m, Clock: s.Clock, Log: s.Log,
 		Page: c.SweepPageSize, Budget: c.SweepInterval.D() / 2,
 		RelayInterval: c.RelayInterval.D(), NotifyInterval: c.NotifyInterval.D(),
 		Interval: c.SweepInterval.D(), PayQueryAfter: c.PayQueryAfter.D(),
@@ -68,6 +85,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		Pay:      s.Pay,
 		Payments: &payment.Notifications{Orders: orders, Refunds: refunds, Log: s.Log},
 		Sweeper:  sweeper,
+		Webhooks: webhooks,
 		Backlog:  &backlog.Service{Store: s.Store, Redis: s.Redis, Clock: s.Clock},
 		Groups:   groups,
 		Notifier: &notify.Deliverer{Store: s.Store, URL: c.NotifyURL, Secret: c.PaySecret,

@@ -10,6 +10,7 @@ import (
 	"orderflow/internal/infra/metrics"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/profiling"
+	"orderflow/internal/infra/tracing"
 	"orderflow/svc"
 
 	"go.uber.org/zap"
@@ -66,6 +67,8 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.Handle("POST /api/v1/admin/refunds/{refund_no}/resolve", admin(h.resolveRefund))
 	mux.Handle("POST /api/v1/admin/groups/{group_no}/retry", admin(retryByNo(h, "group_no", uc.Groups.Retry)))
 	mux.Handle("GET /api/v1/admin/stats", admin(h.stats))
+	mux.Handle("GET /api/v1/admin/webhooks", admin(h.listWebhooks))
+	mux.Handle("POST /api/v1/admin/webhooks/{id}/retry", admin(h.retryWebhook))
 
 	mux.Handle("/monitoring/", h.monitoring(sc.Redis, sc.Config.PrometheusURL))
 	console.New(sc, uc).Mount(mux)
@@ -74,7 +77,7 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint"}})
 	})
-	return mux
+	return tracing.HTTPHandler(mux)
 }
 
 // MetricsRouter serves the API's /metrics, behind the admin token when

@@ -9,8 +9,10 @@ import (
 
 	"orderflow/internal/domain/group"
 	"orderflow/internal/domain/order"
+	"orderflow/internal/domain/webhook"
 
 	"orderflow/internal/infra/tasks"
+	"orderflow/internal/infra/tracing"
 	"orderflow/svc"
 
 	"github.com/hibiken/asynq"
@@ -18,14 +20,16 @@ import (
 )
 
 // routes is THE task-type → handler table.
-func routes(uc *svc.UseCases, log *zap.Logger) *asynq.ServeMux {
+func routes(uc *svc.UseCases, table tasks.Table, log *zap.Logger) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
+	mux.Use(tracing.TaskMiddleware)
 	mux.HandleFunc(tasks.TypeOrderActivate, handleOrderActivate(uc))
 	mux.HandleFunc(tasks.TypeOrderClose, handleOrderClose(uc))
 	mux.HandleFunc(tasks.TypeRefundExecute, handleRefundExecute(uc))
 	mux.HandleFunc(tasks.TypeGroupSettle, handleGroupSettle(uc))
 	mux.HandleFunc(tasks.TypeNotifyDeliver, handleNotifyDeliver(uc, log))
 	mux.HandleFunc(tasks.TypePaymentQuery, handlePaymentQuery(uc))
+	mux.HandleFunc(tasks.TypeWebhookDeliver, handleWebhookDeliver(uc, table))
 	mux.HandleFunc(tasks.TypeSweep, handleSweep(uc))
 	mux.HandleFunc(tasks.TypeReconcile, handleReconcile(uc, log))
 	return mux
@@ -81,6 +85,24 @@ func handleNotifyDeliver(uc *svc.UseCases, log *zap.Logger) asynq.HandlerFunc {
 		res, err := uc.Notifier.Deliver(ctx)
 		if res.Delivered+res.Failed > 0 {
 			log.Info("notification round", zap.Int("delivered", res.Delivered), zap.Int("failed", res.Failed))
+		}
+		return err
+	}
+}
+
+// handleWebhookDeliver posts one shop webhook. A failed post is recorded
+// with the time asynq will retry it (this task's schedule), so the
+// operator's list shows when the next try comes.
+func handleWebhookDeliver(uc *svc.UseCases, table tasks.Table) asynq.HandlerFunc {
+	return func(ctx context.Context, t *asynq.Task) error {
+		var p tasks.WebhookPayload
+		if err := tasks.Decode(t, &p); err != nil {
+			return err
+		}
+		retried, _ := asynq.GetRetryCount(ctx)
+		err := uc.Webhooks.Deliver(ctx, p.EventID, table[t.Type()].Delay(retried))
+		if errors.Is(err, webhook.ErrNotFound) {
+			return fmt.Errorf("deliver webhook %s: %w: %w", p.EventID, err, asynq.SkipRetry)
 		}
 		return err
 	}

@@ -66,7 +66,7 @@ func (w *Worker) Start() error {
 			return err == nil && wiped, mark
 		},
 	}
-	tasksMux := routes(w.uc, w.sc.Log)
+	tasksMux := routes(w.uc, w.sc.Tasks, w.sc.Log)
 	tasksMux.Use(p.claimSlot)
 	if err := w.srv.Start(tasksMux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)

@@ -8,8 +8,11 @@ import (
 
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/tracing"
 	"orderflow/model"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 )
 
@@ -37,6 +40,8 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 	if p.Provider == "" {
 		p.Provider = pay.NamePaysim
 	}
+	ctx, span := s.payInOrderTrace(ctx, p.OrderNo)
+	defer span.End()
 	now := s.clock.Now()
 	var rec recorded
 	var err error
@@ -224,3 +229,26 @@ func dispositionFor(st model.OrderStatus) string {
 	}
 	return model.PaymentDuplicate
 }
+
+// payInOrderTrace makes a payment part of its order's trace. The provider's
+// notification is a request of its own, a trace of its own; with tracing
+// on, the payment's work is an "order.pay" span whose parent is the create
+// request's span (recorded on the order row) and which links back to the
+// notification's span. The activation it queues then continues the same
+// trace: create, pay and activate are one trace per order. Off, or for an
+// order created untraced, it is a no-op span.
+func (s *Service) payInOrderTrace(ctx context.Context, orderNo string) (context.Context, trace.Span) {
+	if !tracing.On() {
+		return ctx, noSpan
+	}
+	link := trace.LinkFromContext(ctx)
+	parent := ctx
+	if o, err := s.store.OrderByNo(ctx, orderNo); err == nil && o.TraceContext != nil {
+		parent = tracing.WithTraceparent(ctx, *o.TraceContext)
+	}
+	return tracing.Tracer().Start(parent, "order.pay", trace.WithLinks(link),
+		trace.WithAttributes(attribute.String("orderflow.order_no", orderNo)))
+}
+
+// noSpan is what payInOrderTrace returns with tracing off: End does nothing.
+var noSpan = trace.SpanFromContext(context.Background())

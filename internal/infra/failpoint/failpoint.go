@@ -47,6 +47,15 @@ const (
 	// StockRebuildRead sits between a stock counter rebuild's ledger read and
 	// its Redis write, keyed by product ID.
 	StockRebuildRead = "stock/rebuild-read"
+	// AfterCommitSend sits between a committed transaction and its
+	// after-commit work (the outbox fast path), keyed by the task type of
+	// each outbox row it wrote: "exit@webhook:deliver" is a worker killed
+	// between a move and the hand-off of the webhook it caused; "error"
+	// skips the fast path (the relay poller sends the rows).
+	AfterCommitSend = "aftercommit/send"
+	// WebhookBeforePost sits before a webhook's lease and post, keyed by
+	// the event id.
+	WebhookBeforePost = "webhook/before-post"
 )
 
 type point struct {

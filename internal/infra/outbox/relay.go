@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"orderflow/internal/infra/tasks"
+	"orderflow/internal/infra/tracing"
 	"orderflow/model"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 )
 
@@ -188,9 +191,22 @@ func (r *Relay) push(ctx context.Context, rows []model.OutboxRow) (int, error) {
 var errUnknownType = errors.New("unknown task type")
 
 // enqueue hands one row's task to asynq. A task ID asynq already has means
-// an earlier push got through: the row is done too.
+// an earlier push got through: the row is done too. The hand-off is a span
+// in the trace of the transaction that wrote the row (its traceparent
+// column), and the task's headers carry this span on to the worker.
 func (r *Relay) enqueue(ctx context.Context, row *model.OutboxRow) error {
-	task, err := r.table.NewTask(row.TaskType, row.TaskID, row.Payload, row.ProcessAt)
+	var headers map[string]string
+	if tracing.On() {
+		if row.TraceContext != nil {
+			ctx = tracing.WithTraceparent(ctx, *row.TraceContext)
+		}
+		var span trace.Span
+		ctx, span = tracing.Tracer().Start(ctx, "outbox.enqueue "+row.TaskType, trace.WithSpanKind(trace.SpanKindProducer),
+			trace.WithAttributes(attribute.String("orderflow.task_id", row.TaskID)))
+		defer span.End()
+		headers = map[string]string{tracing.HeaderKey: tracing.Traceparent(ctx)}
+	}
+	task, err := r.table.NewTaskWithHeaders(row.TaskType, row.TaskID, row.Payload, row.ProcessAt, headers)
 	if err != nil {
 		r.log.Error("outbox row has an unknown task type; leaving it", zap.String("task_id", row.TaskID), zap.Error(err))
 		return errUnknownType

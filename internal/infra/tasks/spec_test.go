@@ -23,6 +23,7 @@ func TestRetrySpan(t *testing.T) {
 		{"stepped, last step held", Spec{MaxRetry: 4, Delay: stepped([]time.Duration{s, 2 * s})}, s + 2*s + 2*s + 2*s},
 		{"doubling, capped at 4×", Spec{MaxRetry: 5, Delay: doubling(s, 4)}, s + 2*s + 4*s + 4*s + 4*s},
 		{"the reconciliation's 20 retries", NewTable(Config{})[TypeReconcile], 959 * s},
+		{"the webhook schedule: 5 s doubling to the one-hour cap", NewTable(Config{WebhookRetryDelay: 5 * s})[TypeWebhookDeliver], 5115*s + 15*time.Hour},
 		{"the settle schedule", NewTable(Config{SettleRetryDelays: []time.Duration{s, 2 * s, 4 * s, 8 * s, 16 * s}})[TypeGroupSettle], 31 * s},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,8 +40,10 @@ func TestScheduleEdges(t *testing.T) {
 	got := []time.Duration{
 		stepped(nil)(0), stepped([]time.Duration{time.Second})(-1),
 		doubling(time.Millisecond, 32)(-3), doubling(time.Millisecond, 32)(1000),
+		capped(time.Second, time.Hour)(-1), capped(time.Second, time.Hour)(3), capped(time.Second, time.Hour)(1 << 30),
 	}
-	want := []time.Duration{time.Minute, time.Second, time.Millisecond, 32 * time.Millisecond}
+	want := []time.Duration{time.Minute, time.Second, time.Millisecond, 32 * time.Millisecond,
+		time.Second, 8 * time.Second, time.Hour}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("delays (-want +got):\n%s", diff)
 	}
@@ -52,7 +55,7 @@ func TestTableIsComplete(t *testing.T) {
 	table := NewTable(Config{ActivateTimeout: time.Minute, SweepInterval: time.Minute, PayTimeout: time.Second,
 		NotifyInterval: time.Minute, ActivateRetryDelay: time.Second,
 		RefundRetryDelays: []time.Duration{time.Minute}, SettleRetryDelays: []time.Duration{time.Second}})
-	types := []string{TypeOrderActivate, TypeOrderClose, TypeRefundExecute, TypeGroupSettle, TypeNotifyDeliver, TypePaymentQuery, TypeSweep, TypeReconcile}
+	types := []string{TypeOrderActivate, TypeOrderClose, TypeRefundExecute, TypeGroupSettle, TypeNotifyDeliver, TypePaymentQuery, TypeSweep, TypeReconcile, TypeWebhookDeliver}
 	if len(table) != len(types) {
 		t.Errorf("the table has %d types, want %d", len(table), len(types))
 	}

@@ -27,6 +27,8 @@ const (
 	// whether it was paid (a lost notification); queued by the sweep for
 	// each pending order with a started payment, once per sweep slot.
 	TypePaymentQuery = "payment:query"
+	// TypeWebhookDeliver posts one shop webhook to the shop's receiver.
+	TypeWebhookDeliver = "webhook:deliver"
 	// TypeSweep is the continuous sweep: every non-terminal object without a
 	// live task is re-queued under a new generation, stuck claims reset.
 	TypeSweep = "periodic:sweep"
@@ -75,6 +77,7 @@ type Config struct {
 	SettleRetryDelays  []time.Duration
 	PayTimeout         time.Duration
 	NotifyInterval     time.Duration
+	WebhookRetryDelay  time.Duration // first retry; doubled each time, capped at one hour
 }
 
 // Table maps a task type to its spec.
@@ -117,6 +120,14 @@ func NewTable(c Config) Table {
 			Delay:     doubling(time.Second, 1),
 			Exhausted: ExhaustedToNextSlot,
 		},
+		TypeWebhookDeliver: {
+			// Retried until a 2xx: 25 retries doubling from 5 s to the
+			// one-hour cap are about 16 h; then the sweep, finding the task
+			// archived, queues a new generation with a fresh budget.
+			Queue: QueueDefault, MaxRetry: 25, Timeout: time.Minute,
+			Delay:    capped(c.WebhookRetryDelay, time.Hour),
+			RidesOut: 10 * time.Minute, Exhausted: ExhaustedToSweep,
+		},
 		TypeReconcile: {
 			// A pass triggered by a missing epoch marker has no second chance
 			// until the schedule: 20 retries doubling from 1 s to 64 s are
@@ -154,6 +165,22 @@ func stepped(delays []time.Duration) func(int) time.Duration {
 	}
 }
 
+// capped doubles from first, never past most.
+func capped(first, most time.Duration) func(int) time.Duration {
+	return func(n int) time.Duration {
+		if first <= 0 {
+			return most
+		}
+		d := first
+		for range min(max(n, 0), 40) {
+			if d *= 2; d >= most {
+				return most
+			}
+		}
+		return d
+	}
+}
+
 func doubling(first time.Duration, capFactor int) func(int) time.Duration {
 	return func(n int) time.Duration {
 		f := 1 << min(max(n, 0), 30)
@@ -180,6 +207,12 @@ func alignToSecond(now time.Time, d time.Duration) time.Duration {
 
 // NewTask builds the asynq task for a type, with its ledger-derived ID.
 func (t Table) NewTask(typ, taskID string, payload []byte, processAt time.Time) (*asynq.Task, error) {
+	return t.NewTaskWithHeaders(typ, taskID, payload, processAt, nil)
+}
+
+// NewTaskWithHeaders is NewTask with asynq task headers (the trace context
+// the relay carries from the outbox row to the worker).
+func (t Table) NewTaskWithHeaders(typ, taskID string, payload []byte, processAt time.Time, headers map[string]string) (*asynq.Task, error) {
 	s, ok := t[typ]
 	if !ok {
 		return nil, fmt.Errorf("tasks: unknown type %q", typ)
@@ -194,7 +227,7 @@ func (t Table) NewTask(typ, taskID string, payload []byte, processAt time.Time) 
 	if !processAt.IsZero() {
 		opts = append(opts, asynq.ProcessAt(processAt))
 	}
-	return asynq.NewTask(typ, payload, opts...), nil
+	return asynq.NewTaskWithHeaders(typ, payload, headers, opts...), nil
 }
 
 // ID is a ledger-derived task ID: <type>:<number>:<generation>.
@@ -220,6 +253,12 @@ type GroupPayload struct {
 	GroupNo string `json:"group_no"`
 	Gen     int    `json:"gen"`
 	Manual  bool   `json:"manual,omitempty"`
+}
+
+// WebhookPayload names the shop webhook a delivery task posts.
+type WebhookPayload struct {
+	EventID string `json:"event_id"`
+	Gen     int    `json:"gen"`
 }
 
 // Encode marshals a payload.

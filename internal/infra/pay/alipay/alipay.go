@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/tracing"
 
 	sdk "github.com/smartwalle/alipay/v3"
 )
@@ -46,7 +47,7 @@ var beijing = time.FixedZone("CST", 8*3600)
 func New(cfg Config) (*Provider, error) {
 	c, err := sdk.New(cfg.AppID, cfg.PrivateKey, true,
 		sdk.WithProductionGateway(cfg.GatewayURL),
-		sdk.WithHTTPClient(&http.Client{Timeout: cfg.Timeout}),
+		sdk.WithHTTPClient(&http.Client{Timeout: cfg.Timeout, Transport: tracing.Transport(nil)}),
 		sdk.WithTimeLocation(beijing))
 	if err != nil {
 		return nil, errors.New("alipay: the app private key does not parse as an RSA key")

@@ -18,6 +18,7 @@ import (
 
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/sign"
+	"orderflow/internal/infra/tracing"
 )
 
 // Provider calls the simulator and reads its signed notifications.
@@ -32,7 +33,7 @@ var _ pay.Provider = (*Provider)(nil)
 // New returns the provider with a per-call timeout: a call that takes
 // longer has an unknown outcome, and the caller must ask before sending again.
 func New(baseURL, secret string, timeout time.Duration) *Provider {
-	return &Provider{base: baseURL, secret: secret, http: &http.Client{Timeout: timeout}}
+	return &Provider{base: baseURL, secret: secret, http: &http.Client{Timeout: timeout, Transport: tracing.Transport(nil)}}
 }
 
 // Name is pay.NamePaysim.

@@ -17,6 +17,7 @@ import (
 	sdk "github.com/stripe/stripe-go/v83"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/tracing"
 )
 
 // DefaultAPIURL is Stripe's API, stripe-go's own default.
@@ -75,7 +76,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	backends := sdk.NewBackendsWithConfig(&sdk.BackendConfig{
 		URL:               sdk.String(strings.TrimSuffix(cfg.APIURL, "/")),
-		HTTPClient:        &http.Client{Timeout: cfg.Timeout},
+		HTTPClient:        &http.Client{Timeout: cfg.Timeout, Transport: tracing.Transport(nil)},
 		MaxNetworkRetries: sdk.Int64(0),
 		// The SDK's logger would print request errors on its own; ours
 		// carry them with the order number instead.

@@ -28,6 +28,7 @@ import (
 	"github.com/wechatpay-apiv3/wechatpay-go/utils"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/tracing"
 )
 
 // DefaultAPIURL is WeChat Pay's production API host, the SDK's own.
@@ -131,10 +132,10 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	httpClient := &http.Client{Timeout: cfg.Timeout}
+	httpClient := &http.Client{Timeout: cfg.Timeout, Transport: tracing.Transport(nil)}
 	if cfg.APIURL != "" && cfg.APIURL != DefaultAPIURL {
 		host, _ := apiHost(cfg.APIURL)
-		httpClient.Transport = &hostRewrite{to: host, next: http.DefaultTransport}
+		httpClient.Transport = &hostRewrite{to: host, next: tracing.Transport(http.DefaultTransport)}
 	}
 	client, err := core.NewClient(context.Background(),
 		option.WithWechatPayPublicKeyAuthCipher(cfg.MchID, cfg.CertSerial, keys.private,
