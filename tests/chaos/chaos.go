@@ -482,7 +482,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "repair paths exercised: %s\n", kv(r.Recoveries))
 	fmt.Fprintf(w, "notifications delivered to the webhook: %d\n", r.Notifications)
 	if a := r.Alipay; a != nil {
-		fmt.Fprintf(w, "alipay: %d checkouts, %d orders paid at the fake (%d with the notification lost); notifications relayed %d, payment notifications dropped %d, refund callbacks dropped %d\n",
+		fmt.Fprintf(w, "alipay: %d checkouts, %d orders paid at the fake (%d with the notification lost); notifications relayed %d, payment notifications dropped %d, refund callback tries dropped %d\n",
 			a.Checkouts, a.Paid, a.Lost, a.Relayed, a.PayNotifyDropped, a.RefundNotifyDropped)
 		fmt.Fprintf(w, "alipay refunds: %d recorded by the fake, %d trade.refund calls (at most %d for one out_request_no; %d left unanswered on purpose)\n",
 			a.Refunds, a.RefundCalls, a.MaxSends, a.TimedOut)
