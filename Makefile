@@ -58,10 +58,11 @@ bench-console:
 	./scripts/services.sh
 	$(GO) test -count=1 -run '^$$' -bench '^BenchmarkConsolePages$$' -benchtime 20x -timeout 20m ./tests/console/
 
-## chaos: the full chaos suite (own MariaDB + Redis, faults on a seeded schedule, ledger audit; < 6 min)
+## chaos: the full chaos suite (own MariaDB + Redis, faults on a seeded schedule, ledger audit; < 6 min; PROVIDER=alipay pays through the Alipay fake)
 SEED ?= 42
+PROVIDER ?= paysim
 chaos: build
-	$(GO) run ./cmd/chaos -seed $(SEED) -bin bin
+	$(GO) run ./cmd/chaos -seed $(SEED) -provider $(PROVIDER) -bin bin
 
 ## chaos-short: the fast-tier chaos run (< 2 min; also run by `go test ./tests/chaos/`)
 chaos-short: build

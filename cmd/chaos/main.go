@@ -7,6 +7,7 @@
 //	go run ./cmd/chaos -seed 42            # full: about 4-5 minutes
 //	go run ./cmd/chaos -seed 7 -short      # fast tier: under 2 minutes
 //	go run ./cmd/chaos -seed 1 -ha         # Galera + Sentinel (make test-ha)
+//	go run ./cmd/chaos -seed 42 -provider alipay  # buyers pay through the Alipay fake
 package main
 
 import (
@@ -36,6 +37,7 @@ func run() int {
 	flag.StringVar(&cfg.WorkDir, "dir", "", "directory for process logs (default: a temporary one, removed after a pass)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep logs and the MariaDB data directory")
 	flag.BoolVar(&cfg.HA, "ha", false, "run on a 3-node Galera cluster and Redis Sentinel, with their faults (make test-ha)")
+	flag.StringVar(&cfg.Provider, "provider", chaos.ProviderPaysim, "how buyers pay: paysim (the simulator) or alipay (the Alipay fake's real wire format, some notifications lost; make chaos PROVIDER=alipay)")
 	flag.Parse()
 	cfg.Out = os.Stdout
 

@@ -54,6 +54,10 @@ type Config struct {
 	// HA runs on a 3-node Galera cluster and a Redis Sentinel group, with
 	// their own faults (ha.go) instead of the single servers' ones.
 	HA bool
+	// Provider is how buyers pay: ProviderPaysim (the default: the
+	// simulator only) or ProviderAlipay (checkout at the Alipay fake, its
+	// signed notifications, some lost; further trades by the simulator).
+	Provider string
 	// Out receives progress lines (nil: discarded).
 	Out io.Writer
 }
@@ -83,6 +87,9 @@ func (c *Config) defaults() {
 	if c.Out == nil {
 		c.Out = io.Discard
 	}
+	if c.Provider == "" {
+		c.Provider = ProviderPaysim
+	}
 }
 
 // progress prefixes lines with the time since the run started.
@@ -103,6 +110,7 @@ type Report struct {
 	Seed     int64
 	Short    bool
 	HA       bool
+	Provider string
 	Workload time.Duration
 	Workers  int
 	// Faults counts injections per kind; FaultLog lists them in order.
@@ -151,6 +159,8 @@ type Report struct {
 	Total time.Duration
 	// HANotes describes an HA run's Galera kills, failovers and cuts.
 	HANotes []string
+	// Alipay holds an Alipay run's own figures (nil otherwise).
+	Alipay *AlipayStats
 	// LogDir holds every process's log.
 	LogDir string
 }
@@ -189,7 +199,10 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	cfg.defaults()
 	started := time.Now()
 	out := &progress{w: cfg.Out, start: started}
-	rep = &Report{Seed: cfg.Seed, Short: cfg.Short, HA: cfg.HA, Workload: cfg.Duration, Workers: cfg.Workers}
+	rep = &Report{Seed: cfg.Seed, Short: cfg.Short, HA: cfg.HA, Provider: cfg.Provider, Workload: cfg.Duration, Workers: cfg.Workers}
+	if cfg.Provider != ProviderPaysim && cfg.Provider != ProviderAlipay {
+		return nil, fmt.Errorf("provider %q: want %s or %s", cfg.Provider, ProviderPaysim, ProviderAlipay)
+	}
 
 	dir := cfg.WorkDir
 	if dir == "" {
@@ -217,7 +230,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	out.Printf("seed %d, workload %s, %d workers, %d clients, logs in %s", cfg.Seed, cfg.Duration, cfg.Workers, cfg.Clients, dir)
 
-	c, err := startCluster(ctx, clusterConfig{dir: dir, datadir: datadir, bin: bin, seed: cfg.Seed, workers: cfg.Workers, ha: cfg.HA, out: out})
+	c, err := startCluster(ctx, clusterConfig{dir: dir, datadir: datadir, bin: bin, seed: cfg.Seed, workers: cfg.Workers, ha: cfg.HA,
+		provider: cfg.Provider, out: out})
 	defer func() {
 		if c != nil {
 			c.stop()
@@ -236,6 +250,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return nil, fmt.Errorf("start cluster (logs in %s): %w", dir, err)
 	}
 	out.Printf("cluster up: %d APIs, %d workers, simulator :%d behind proxy %s", len(c.apis), len(c.workers), c.simPort, c.proxy.Addr())
+	if c.ali != nil {
+		out.Printf("alipay fake :%d behind proxy %s, notifications through the relay %s", c.ali.gwPort, c.ali.proxy.Addr(), c.ali.relayLn.Addr())
+	}
 
 	w, err := newWorkload(cfg.Seed, c, out)
 	if err != nil {
@@ -297,6 +314,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if err := c.heal(ctx); err != nil {
 		return rep, fmt.Errorf("heal: %w", err)
 	}
+	if c.ali != nil {
+		if n := w.redeliverAlipay(ctx); n > 0 {
+			out.Printf("alipay: %d unacknowledged payment notifications sent again (Alipay's retry schedule)", n)
+		}
+	}
 	db, err := audit.Open(c.dsn)
 	if err != nil {
 		return rep, err
@@ -322,7 +344,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 
 	rdb := c.redisClient()
 	defer rdb.Close()
-	provider, err := audit.FetchProvider(ctx, c.simURL)
+	provider, err := c.providerRefunds(ctx)
 	if err != nil {
 		return rep, err
 	}
@@ -349,6 +371,13 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	rep.Operator = w.operator
 	rep.Refusals = w.refusals
 	w.mu.Unlock()
+	if c.ali != nil {
+		var missing []string
+		if rep.Alipay, missing, err = alipayFigures(ctx, db, c.ali, w); err != nil {
+			return rep, err
+		}
+		rep.Lost = append(rep.Lost, missing...)
+	}
 	w.hist.mu.Lock()
 	joins := 0
 	for _, ids := range w.hist.joins {
@@ -400,7 +429,7 @@ func (r *Report) Print(w io.Writer) {
 		mode = "short"
 	}
 	fmt.Fprintf(w, "\n==================== orderflow chaos report ====================\n")
-	fmt.Fprintf(w, "seed %d (%s), workload %s, %d workers, total %s, logs %s\n", r.Seed, mode, r.Workload, r.Workers, r.Total.Round(time.Second), r.LogDir)
+	fmt.Fprintf(w, "seed %d (%s), provider %s, workload %s, %d workers, total %s, logs %s\n", r.Seed, mode, r.Provider, r.Workload, r.Workers, r.Total.Round(time.Second), r.LogDir)
 
 	fmt.Fprintf(w, "\nfaults injected:\n")
 	for _, k := range kindsFor(r.Short, r.HA) {
@@ -452,6 +481,12 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "operator actions: %s\n", kv(r.Operator))
 	fmt.Fprintf(w, "repair paths exercised: %s\n", kv(r.Recoveries))
 	fmt.Fprintf(w, "notifications delivered to the webhook: %d\n", r.Notifications)
+	if a := r.Alipay; a != nil {
+		fmt.Fprintf(w, "alipay: %d checkouts, %d orders paid at the fake (%d with the notification lost); notifications relayed %d, payment notifications dropped %d, refund callback tries dropped %d\n",
+			a.Checkouts, a.Paid, a.Lost, a.Relayed, a.PayNotifyDropped, a.RefundNotifyDropped)
+		fmt.Fprintf(w, "alipay refunds: %d recorded by the fake, %d trade.refund calls (at most %d for one out_request_no; %d left unanswered on purpose)\n",
+			a.Refunds, a.RefundCalls, a.MaxSends, a.TimedOut)
+	}
 	fmt.Fprintf(w, "process starts: %s\n", kv(r.Starts))
 	fmt.Fprintf(w, "unplanned exits (restarted by the supervisor): %s\n", kv(r.Unplanned))
 

@@ -59,6 +59,9 @@ type cluster struct {
 	simPort int
 	simURL  string // the simulator itself (stats)
 	proxy   *proxy // what orderflow and the clients use to reach the simulator
+	// ali is the Alipay fake, its proxy and notification relay in an
+	// Alipay run (alipay.go); nil in a simulator-only run.
+	ali     *alipayRig
 	apis    []*proc
 	apiURLs []string
 	workers []*proc
@@ -93,6 +96,7 @@ type clusterConfig struct {
 	seed              int64
 	workers           int
 	ha                bool
+	provider          string // ProviderPaysim or ProviderAlipay
 	out               *progress
 }
 
@@ -181,6 +185,14 @@ func startCluster(ctx context.Context, cc clusterConfig) (*cluster, error) {
 	}
 
 	base := c.baseEnv("http://"+nln.Addr().String(), "http://"+c.proxy.Addr())
+	if cc.provider == ProviderAlipay {
+		var aliEnv []string
+		c.ali, aliEnv, err = startAlipay(cc.dir, port, c.apiURLs)
+		if err != nil {
+			return c, fmt.Errorf("alipay fake: %w", err)
+		}
+		base = append(base, aliEnv...)
+	}
 	// Migrate once (creates the database).
 	mig := exec.CommandContext(ctx, filepath.Join(cc.bin, "api"), "migrate")
 	mig.Env = append(base, "ORDERFLOW_HTTP_ADDR=127.0.0.1:0", "ORDERFLOW_ORDER_TTL="+longTTL.String())
@@ -294,6 +306,11 @@ func (c *cluster) heal(ctx context.Context) error {
 	if err := c.proxy.Restore(); err != nil {
 		return err
 	}
+	if c.ali != nil {
+		if err := c.ali.proxy.Restore(); err != nil {
+			return err
+		}
+	}
 	if c.ha != nil {
 		if err := c.ha.cut.Restore(); err != nil {
 			return err
@@ -343,6 +360,9 @@ func (c *cluster) stop() {
 	if c.proxy != nil {
 		c.proxy.Cut()
 	}
+	if c.ali != nil {
+		c.ali.stop()
+	}
 }
 
 // panics scans every orderflow log for panics and data races.
@@ -375,6 +395,7 @@ var recoveryMarkers = []struct{ label, msg string }{
 	{"missed periodic slots run at start", "periodic slot was missed"},
 	{"outbox rows drained by the poller", "outbox drained by poller"},
 	{"refunds to manual", "refund moved to manual"},
+	{"lost notifications found by query", "payment found by query: its notification was lost"},
 	{"orders failed", `"order failed"`},
 	{"short counters repaired at create", "stock counter was below the ledger; repaired from it"},
 	{"counters reset by the sweep", "stock counter differed from the ledger for a whole pass"},

@@ -251,6 +251,11 @@ func (in *injector) inject(ctx context.Context, f fault) {
 	case FaultGaleraKill, FaultRedisFailover, FaultDBCut:
 		in.injectHA(ctx, f, wait)
 	case FaultPaysimDown:
+		// Alipay's gateway (in this process: it cannot be frozen) is
+		// refused for the same time, whichever way the simulator goes.
+		if c.ali != nil {
+			c.ali.proxy.Cut()
+		}
 		if f.mode == faultSimFreeze {
 			c.sim.Freeze()
 			wait()
@@ -259,6 +264,9 @@ func (in *injector) inject(ctx context.Context, f fault) {
 			c.proxy.Cut()
 			wait()
 			_ = c.proxy.Restore()
+		}
+		if c.ali != nil {
+			_ = c.ali.proxy.Restore()
 		}
 	}
 	in.out.Printf("healed: %s", f.kind)
