@@ -113,6 +113,16 @@ const maxCheckName = 128 - len(unmetPrefix)
 // held after it and the COMMIT still share one round trip. Elsewhere it runs
 // at once and is checked here.
 func (s *Store) laterExpect(ctx context.Context, check string, n int64, query string, args ...any) error {
+	return s.laterCheck(ctx, check, n, false, query, args...)
+}
+
+// laterExpectExactly is laterExpect for a statement that must touch exactly
+// n rows: fewer or more fails the transaction.
+func (s *Store) laterExpectExactly(ctx context.Context, check string, n int64, query string, args ...any) error {
+	return s.laterCheck(ctx, check, n, true, query, args...)
+}
+
+func (s *Store) laterCheck(ctx context.Context, check string, n int64, exact bool, query string, args ...any) error {
 	for len(check) > maxCheckName { // whole characters: bytes bound them
 		_, size := utf8.DecodeLastRuneInString(check)
 		check = check[:len(check)-size]
@@ -121,11 +131,15 @@ func (s *Store) laterExpect(ctx context.Context, check string, n int64, query st
 		// A literal in the statement's text: quotes escaped, and no ? that
 		// would be taken for a placeholder.
 		quoted := strings.NewReplacer(`\`, `\\`, `'`, `''`, `?`, `.`).Replace(unmetPrefix + check)
-		signal := fmt.Sprintf("IF ROW_COUNT() < %d THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s'; END IF", n, quoted)
+		cmp := "<"
+		if exact {
+			cmp = "<>"
+		}
+		signal := fmt.Sprintf("IF ROW_COUNT() %s %d THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s'; END IF", cmp, n, quoted)
 		return s.later(ctx, query+";\n"+signal, args...)
 	}
 	got, err := s.exec(ctx, query, args...)
-	if err == nil && got < n {
+	if err == nil && (got < n || exact && got != n) {
 		err = fmt.Errorf("%w: %s (%d of %d rows)", ErrUnmet, check, got, n)
 	}
 	return err

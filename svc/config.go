@@ -103,6 +103,8 @@ type Config struct {
 	StripeAPIURL              string   `yaml:"stripe_api_url"`
 
 	Concurrency              int      `yaml:"concurrency"`
+	// ActivateBatch is the most activate tasks a worker runs as one batch.
+	ActivateBatch int `yaml:"activate_batch"`
 	TaskCheckInterval        Duration `yaml:"task_check_interval"`
 	DelayedTaskCheckInterval Duration `yaml:"delayed_task_check_interval"`
 	ShutdownTimeout          Duration `yaml:"shutdown_timeout"`
@@ -154,6 +156,7 @@ func Defaults() Config {
 		PayQueryAfter:            Duration(time.Minute),
 		AlipayGatewayURL:         "https://openapi.alipay.com/gateway.do",
 		Concurrency:              20,
+		ActivateBatch:            16,
 		TaskCheckInterval:        Duration(20 * time.Millisecond),
 		DelayedTaskCheckInterval: Duration(200 * time.Millisecond),
 		ShutdownTimeout:          Duration(20 * time.Second),
@@ -330,6 +333,8 @@ func (c Config) Validate() error {
 		return bad("max_attempts", "must be at least 1")
 	case c.Concurrency < 1:
 		return bad("concurrency", "must be at least 1")
+	case c.ActivateBatch < 1 || c.ActivateBatch > 256:
+		return bad("activate_batch", "want 1..256 (1 runs each order alone)")
 	case c.DBMaxOpen < 1:
 		return bad("db_max_open", "must be at least 1")
 	case c.RefundMaxAttempts < 1:

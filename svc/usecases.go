@@ -62,11 +62,17 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	webhooks := &webhook.Service{Store: s.Store, URL: c.WebhookURL, Secret: c.WebhookSecret,
 		HTTP: &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(nil)}, Clock: s.Clock, Log: s.Log}
 	m := metrics.New(s.Redis)
+	batch := c.ActivateBatch
+	if s.Store.Dialect() == "sqlite" {
+		// One writer at a time: a batch would only hold its lock longer.
+		batch = 1
+	}
 	orders := order.New(order.Deps{
 		Store: s.Store, Redis: s.Redis, Clock: s.Clock, Log: s.Log, Metrics: m, Pay: s.Pay,
 	}, order.Settings{
 		OrderTTL: c.OrderTTL.D(), ClaimTimeout: c.ClaimTimeout.D(), MaxPending: c.MaxPending,
 		MaxAttempts: c.MaxAttempts, CacheTTL: c.CacheTTL.D(), IdempotencyTTL: c.IdempotencyTTL.D(),
+		ActivateBatch: batch,
 	})
 	refunds := refund.New(refund.Deps{
 		Store: s.Store,

@@ -22,8 +22,18 @@ type claim struct {
 // attempt counts whatever happens next), then deliver and finalize in one
 // transaction. It returns nil when the order needs nothing from this task
 // (skip), an error wrapping asynq.SkipRetry when retrying cannot help, and
-// any other error to have asynq retry after the claim was released.
+// any other error to have asynq retry after the claim was released. The
+// tasks a worker runs at the same time go in batches (batcher.go,
+// activatebatch.go) when Settings.ActivateBatch allows more than one.
 func (s *Service) Activate(ctx context.Context, orderNo, taskID string) error {
+	if s.batcher != nil {
+		return s.batcher.do(ctx, orderNo, taskID)
+	}
+	return s.activateOne(ctx, orderNo, taskID)
+}
+
+// activateOne is Activate for one order on its own.
+func (s *Service) activateOne(ctx context.Context, orderNo, taskID string) error {
 	log := s.log.With(zap.String("order_no", orderNo), zap.String("task_id", taskID))
 	c, err := s.claim(ctx, orderNo, taskID, log)
 	if err != nil || c == nil {

@@ -33,8 +33,15 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 	if err != nil {
 		return s.refuse(ctx, c, err, log)
 	}
-	now := s.clock.Now()
-	err = s.store.InTx(ctx, func(tx *model.Store) error {
+	return s.commitDelivery(ctx, c, line, log)
+}
+
+// commitDelivery is deliver's transaction — the effect, its record and the
+// finalize — and what follows from its outcome, for an order whose checks
+// have passed.
+func (s *Service) commitDelivery(ctx context.Context, c *claim, line model.Line, log *zap.Logger) error {
+	o, now := c.order, s.clock.Now()
+	err := s.store.InTx(ctx, func(tx *model.Store) error {
 		if err := applyEffectOnce(ctx, tx, o, line, now); err != nil {
 			return fmt.Errorf("deliver %s: %w", o.Kind, err)
 		}

@@ -33,7 +33,14 @@ type Settings struct {
 	MaxAttempts    int
 	CacheTTL       time.Duration
 	IdempotencyTTL time.Duration
+	// ActivateBatch is the most activate tasks a worker runs as one batch
+	// (claim, delivery and finalize shared); 1 runs each order alone.
+	ActivateBatch int
 }
+
+// activateLeaders is how many activation batches one process runs at once:
+// while one waits for the database the next one gathers.
+const activateLeaders = 2
 
 // Service runs the order use cases.
 type Service struct {
@@ -48,6 +55,8 @@ type Service struct {
 	pay      *pay.Registry
 	// shortChecks rate-limits the ledger checks of short stock counters.
 	shortChecks *shortChecks
+	// batcher gathers concurrent activate tasks into batches (nil: off).
+	batcher *batcher
 }
 
 // Deps are what the service needs.
@@ -62,11 +71,15 @@ type Deps struct {
 
 // New returns the order service.
 func New(d Deps, s Settings) *Service {
-	return &Service{
+	svc := &Service{
 		store: d.Store, rdb: d.Redis, stock: stock.NewCounter(d.Redis),
 		clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s,
 		products: newProductCache(), shortChecks: newShortChecks(), pay: d.Pay,
 	}
+	if s.ActivateBatch > 1 {
+		svc.batcher = newBatcher(s.ActivateBatch, activateLeaders, svc.activateBatch)
+	}
+	return svc
 }
 
 // Business errors.

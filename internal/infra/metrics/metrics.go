@@ -35,6 +35,7 @@ type Metrics struct {
 	stuckRecovered prometheus.Counter
 	activations    prometheus.Counter
 	activationLag  prometheus.Histogram
+	batchSize      prometheus.Histogram
 	sweep          *sweepCollectors
 	periodicRuns   *prometheus.CounterVec
 }
@@ -59,8 +60,12 @@ func New(rdb redis.UniversalClient) *Metrics {
 			Name: "orderflow_activation_latency_seconds", Help: "Time from paid to finished.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "orderflow_activation_batch_size", Help: "Activate tasks a worker ran as one batch (1: alone).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+		}),
 	}
-	m.Registry.MustRegister(m.closes, m.refundAttempts, m.stuckRecovered, m.activations, m.activationLag, m.periodicRuns)
+	m.Registry.MustRegister(m.closes, m.refundAttempts, m.stuckRecovered, m.activations, m.activationLag, m.batchSize, m.periodicRuns)
 	m.sweep.register(m.Registry)
 	for _, r := range []string{"success", "failure"} {
 		m.closes.WithLabelValues(r)
@@ -119,6 +124,13 @@ func (m *Metrics) Activated(paidAt, finishedAt time.Time) {
 	if m != nil {
 		m.activations.Inc()
 		m.activationLag.Observe(finishedAt.Sub(paidAt).Seconds())
+	}
+}
+
+// ActivationBatch records the size of one activation batch.
+func (m *Metrics) ActivationBatch(n int) {
+	if m != nil {
+		m.batchSize.Observe(float64(n))
 	}
 }
 

@@ -1,0 +1,92 @@
+package order
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// batcher gathers the activate tasks a worker runs at the same time into
+// batches. A task that arrives while fewer than `leaders` batches are
+// running leads one at once: it takes itself and whoever is waiting (up to
+// max) and runs them. A task that arrives while they all run waits; when a
+// batch ends and tasks are waiting, its leader hands the lead to the oldest
+// waiter. So a lone task runs alone with no added latency, and under load
+// the tasks that queued behind a running batch go together in the next —
+// a batch never waits for company.
+type batcher struct {
+	max, leaders int
+	run          func(ctx context.Context, batch []*activation)
+
+	mu      sync.Mutex
+	waiting []*activation
+	running int
+}
+
+// activation is one task in the batcher: what it asks and, when its batch
+// is done, its outcome.
+type activation struct {
+	orderNo, taskID string
+	err             error
+	wake            chan bool // true: lead a batch; false: done, err is the outcome
+}
+
+func newBatcher(max, leaders int, run func(context.Context, []*activation)) *batcher {
+	return &batcher{max: max, leaders: leaders, run: run}
+}
+
+// do runs a through a batch and returns its outcome.
+func (b *batcher) do(ctx context.Context, orderNo, taskID string) error {
+	a := &activation{orderNo: orderNo, taskID: taskID, wake: make(chan bool, 1)}
+	b.mu.Lock()
+	if b.running < b.leaders {
+		b.running++
+		b.mu.Unlock()
+		return b.lead(ctx, a)
+	}
+	b.waiting = append(b.waiting, a)
+	b.mu.Unlock()
+	if <-a.wake {
+		return b.lead(ctx, a)
+	}
+	return a.err
+}
+
+// lead runs a batch of a and the oldest waiters, then hands the lead on.
+func (b *batcher) lead(ctx context.Context, a *activation) error {
+	b.mu.Lock()
+	n := min(len(b.waiting), b.max-1)
+	batch := append([]*activation{a}, b.waiting[:n]...)
+	b.waiting = b.waiting[n:]
+	b.mu.Unlock()
+
+	b.runSafely(ctx, batch)
+
+	b.mu.Lock()
+	if len(b.waiting) > 0 {
+		next := b.waiting[0]
+		b.waiting = b.waiting[1:]
+		next.wake <- true // the lead passes on; running stays the same
+	} else {
+		b.running--
+	}
+	b.mu.Unlock()
+	for _, o := range batch[1:] {
+		o.wake <- false
+	}
+	return a.err
+}
+
+// runSafely runs a batch; a panic fails its tasks (asynq retries them, and
+// a claim left behind is taken over or reset) instead of leaving the
+// waiters and the lead stranded.
+func (b *batcher) runSafely(ctx context.Context, batch []*activation) {
+	defer func() {
+		if p := recover(); p != nil {
+			for _, a := range batch {
+				a.err = fmt.Errorf("activate %s: batch panicked: %v", a.orderNo, p)
+			}
+		}
+	}()
+	b.run(ctx, batch)
+}

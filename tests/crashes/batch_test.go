@@ -1,0 +1,154 @@
+package crashes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"orderflow/internal/infra/failpoint"
+	"orderflow/internal/testenv"
+	"orderflow/svc"
+)
+
+// The batched activation path (ORDERFLOW_ACTIVATE_BATCH, on by default):
+// a worker that holds several activate tasks at once claims their orders in
+// one statement and delivers them in one transaction. These tests pile the
+// tasks up before a worker starts, so it takes them together: asynq hands
+// them out oldest first, the first two run alone (nothing waits yet) and the
+// rest queue behind them and go as one batch — the order paid last is in it.
+
+// payAll pays every order of a group, oldest first, with no worker running.
+func payAll(t *testing.T, s *testenv.Stack, group []*placed) {
+	t.Helper()
+	for _, p := range group {
+		p.paidAt = time.Now()
+		pay(t, s, p.order)
+	}
+}
+
+// sharedClaims is how many of the orders were claimed in the same statement
+// as another: a batch claim gives all its orders one claimed_at, the
+// one-order path each its own.
+func sharedClaims(t *testing.T, s *testenv.Stack, group []*placed) int64 {
+	t.Helper()
+	ids := make([]string, len(group))
+	for i, p := range group {
+		ids[i] = fmt.Sprint(p.orderID)
+	}
+	in := strings.Join(ids, ",")
+	return s.Count(t, `SELECT COALESCE(SUM(n), 0) FROM (SELECT COUNT(*) AS n FROM orders
+		WHERE id IN (`+in+`) AND claimed_at IS NOT NULL GROUP BY claimed_at HAVING COUNT(*) > 1) AS batches`)
+}
+
+// TestWorkerKilledMidBatchEveryOrderFinishesOnce kills a real worker process
+// in the middle of a batch — after the batch's claim committed, inside its
+// delivery transaction after the effects, and just before its finalize —
+// with the three product kinds in every batch, and shows a clean worker
+// finishing every order of every batch exactly once.
+func TestWorkerKilledMidBatchEveryOrderFinishesOnce(t *testing.T) {
+	t.Parallel()
+	s := testenv.Start(t, testenv.Options{NoWorker: true})
+	points := []string{failpoint.ActivateAfterClaim, failpoint.ActivateAfterEffect, failpoint.ActivateBeforeFinalize}
+	kinds := []string{"card", "recharge", "subscription"}
+	const perBatch = 9
+	sh := newShop(t, s, 2*len(points)*perBatch/len(kinds)+4)
+
+	var all []*placed
+	for i, point := range points {
+		var group []*placed
+		for j := range perBatch {
+			// The armed order, paid last, rotates through the kinds.
+			group = append(group, place(t, s, sh, kinds[(i+j+1)%len(kinds)], 2))
+		}
+		armed := group[len(group)-1]
+		no := armed.order.OrderNo
+		payAll(t, s, group)
+		w := testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, point+"=exit@"+no)
+		if code := w.WaitExit(t, 30*time.Second); code != failpoint.ExitCode {
+			t.Fatalf("%s: worker exited %d, want %d (died at the failpoint); output:\n%s", point, code, failpoint.ExitCode, w.Out.String())
+		}
+		if out := w.Out.String(); !strings.Contains(out, "failpoint "+point+" fired for "+no) {
+			t.Fatalf("%s: worker exited 77 but not at the armed point; output:\n%s", point, out)
+		}
+		// The worker died holding a batch: the armed order and the others
+		// claimed with it are claimed, and none of them has an effect.
+		if got := s.OrderRow(t, no).Status.String(); got != "claimed" {
+			t.Fatalf("%s: armed order %s is %s right after the crash, want claimed", point, no, got)
+		}
+		if n := sharedClaims(t, s, group); n < 2 {
+			t.Fatalf("%s: %d orders claimed together, want the armed order in a batch of ≥ 2", point, n)
+		}
+		for _, p := range group {
+			if o := s.OrderRow(t, p.order.OrderNo); o.Status.String() == "claimed" && effectRows(t, s, p.orderID) != 0 {
+				t.Fatalf("%s: claimed order %s has an effect right after the crash, want none (rolled back)", point, p.order.OrderNo)
+			}
+		}
+		all = append(all, group...)
+	}
+
+	s.StartWorker(t)
+	deadline := time.Now().Add(60 * time.Second)
+	for _, p := range all {
+		waitStatus(t, s, p.order.OrderNo, "finished", time.Until(deadline))
+	}
+	finishedBy := time.Now()
+	for _, p := range all {
+		v := adminGetOrder(t, s, p.order.OrderNo)
+		if n := v.count("claimed", "finished", ""); n != 1 {
+			t.Errorf("order %s: %d claimed→finished events, want 1; events %+v", p.order.OrderNo, n, v.Events)
+		}
+		checkDeliveredOnce(t, s, p, finishedBy)
+	}
+	if n := s.Count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'LOCKED'`, sh.card); n != 0 {
+		t.Errorf("%d card keys still LOCKED, want 0", n)
+	}
+}
+
+// TestPoisonOrderInBatchFailsAloneOthersFinish puts an order whose delivery
+// cannot succeed (its locked keys are gone) in a batch: the batch's delivery
+// is rolled back and its orders go one by one, so the poison order fails at
+// the attempt cap with nothing applied and every other order finishes once,
+// in time.
+func TestPoisonOrderInBatchFailsAloneOthersFinish(t *testing.T) {
+	t.Parallel()
+	const maxAttempts = 3
+	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) {
+		c.MaxAttempts = maxAttempts
+		c.ActivateRetryDelay = svc.Duration(20 * time.Millisecond)
+	}})
+	sh := newShop(t, s, 12)
+	var group []*placed
+	for i := range 10 {
+		group = append(group, place(t, s, sh, []string{"card", "card", "recharge", "subscription"}[i%4], 1))
+	}
+	poison := place(t, s, sh, "card", 1)
+	group = append(group, poison)
+	// The keys locked to the poison order vanish: no delivery can sell them.
+	if err := s.SC.DB.Exec(`UPDATE card_keys SET status = 'UNSOLD', order_id = NULL WHERE order_id = ?`, poison.orderID).Error; err != nil {
+		t.Fatal(err)
+	}
+	payAll(t, s, group)
+	s.StartWorker(t)
+
+	v := waitStatus(t, s, poison.order.OrderNo, "failed", 30*time.Second)
+	if v.Attempts != maxAttempts {
+		t.Errorf("poison order failed after %d attempts, want the cap %d", v.Attempts, maxAttempts)
+	}
+	if n := effectRows(t, s, poison.orderID); n != 0 {
+		t.Errorf("poison order: %d effect rows, want 0", n)
+	}
+	finishedBy := time.Now()
+	for _, p := range group[:len(group)-1] {
+		waitStatus(t, s, p.order.OrderNo, "finished", 10*time.Second)
+		checkDeliveredOnce(t, s, p, finishedBy.Add(10*time.Second))
+	}
+	if n := sharedClaims(t, s, group); n < 2 {
+		t.Errorf("%d orders claimed together, want a batch of ≥ 2 (the test did not exercise the batch path)", n)
+	}
+	ctx := context.Background()
+	if notes, err := s.SC.Store.NotificationsByKind(ctx, "order_failed"); err != nil || len(notes) != 1 {
+		t.Errorf("order_failed notifications = %d (err %v), want 1 (the poison order only)", len(notes), err)
+	}
+}
