@@ -102,9 +102,9 @@ type Config struct {
 	StripeWebhookSecret       string   `yaml:"stripe_webhook_secret"`
 	StripeAPIURL              string   `yaml:"stripe_api_url"`
 
-	Concurrency              int      `yaml:"concurrency"`
+	Concurrency int `yaml:"concurrency"`
 	// ActivateBatch is the most activate tasks a worker runs as one batch.
-	ActivateBatch int `yaml:"activate_batch"`
+	ActivateBatch            int      `yaml:"activate_batch"`
 	TaskCheckInterval        Duration `yaml:"task_check_interval"`
 	DelayedTaskCheckInterval Duration `yaml:"delayed_task_check_interval"`
 	ShutdownTimeout          Duration `yaml:"shutdown_timeout"`
