@@ -126,6 +126,8 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 	if o.AmountCents == 0 {
 		paidAt := o.CreatedAt
 		o.Status, o.ActivateGen, o.PaidAt = model.OrderPaid, 1, &paidAt
+	} else {
+		s.rememberCreated(o, now)
 	}
 	s.log.Info("order created", zap.String("order_no", o.OrderNo), zap.Int64("user_id", o.UserID), zap.Int64("product_id", p.ID), zap.Int("quantity", o.Quantity))
 	return &Created{Order: o}, nil

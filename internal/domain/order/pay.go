@@ -88,6 +88,14 @@ type recorded struct {
 // order, right amount) is written without waiting for answers (payExpected).
 func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now time.Time, careful bool) (recorded, error) {
 	var rec recorded
+	if !careful {
+		if o, ok := s.createdHere(p.OrderNo, now); ok && disposition(o, p.AmountCents) == model.PaymentApplied {
+			// The expected case for an order this process created: nothing
+			// to read first (created.go); its checks decide.
+			rec.result.Disposition = model.PaymentApplied
+			return rec, s.payExpected(ctx, tx, o, newPayment(p, o, now))
+		}
+	}
 	o, err := tx.OrderByNo(ctx, p.OrderNo)
 	if errors.Is(err, model.ErrNotFound) {
 		return rec, ErrNotFound
@@ -95,7 +103,7 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 	if err != nil {
 		return rec, err
 	}
-	pay := &model.Payment{Provider: p.Provider, TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
+	pay := newPayment(p, o, now)
 	if !careful && disposition(o, pay.AmountCents) == model.PaymentApplied {
 		rec.result.Disposition = model.PaymentApplied
 		return rec, s.payExpected(ctx, tx, o, pay)
@@ -115,6 +123,11 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 		return rec, err
 	}
 	return rec, refund.Open(ctx, tx, o, pay.Provider, pay.TradeNo, pay.AmountCents, rec.result.Disposition, now)
+}
+
+// newPayment is the payment row a notification for order o writes.
+func newPayment(p Payment, o *model.Order, now time.Time) *model.Payment {
+	return &model.Payment{Provider: p.Provider, TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
 }
 
 // applyPayment decides what a newly recorded payment does to its order.

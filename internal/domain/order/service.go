@@ -57,6 +57,9 @@ type Service struct {
 	shortChecks *shortChecks
 	// batcher gathers concurrent activate tasks into batches (nil: off).
 	batcher *batcher
+	// created remembers the orders this process created, for their payment
+	// (created.go).
+	created *ttlcache.Cache[string, createdOrder]
 }
 
 // Deps are what the service needs.
@@ -75,6 +78,7 @@ func New(d Deps, s Settings) *Service {
 		store: d.Store, rdb: d.Redis, stock: stock.NewCounter(d.Redis),
 		clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s,
 		products: newProductCache(), shortChecks: newShortChecks(), pay: d.Pay,
+		created: newCreatedCache(),
 	}
 	if s.ActivateBatch > 1 {
 		svc.batcher = newBatcher(s.ActivateBatch, activateLeaders, svc.activateBatch)
