@@ -144,9 +144,12 @@ func (h *Hook) dequeue(ctx context.Context, next redis.ProcessHook, cmd redis.Cm
 	take, known := h.readyAnswer(now, i)
 	h.mu.Unlock()
 	if !known {
-		flags, err := run(ctx, next, readyCheck, h.readyKeys)
+		flags, err := run(ctx, next, readyCheck, 2, h.readyKeys)
 		if err != nil {
-			return next(ctx, cmd) // asynq's own call meets the fault and reports it
+			// asynq's own call meets the fault and reports it (an outage
+			// costs a failed check too: rare, and a check that fails alone
+			// must never stop the polling).
+			return next(ctx, cmd)
 		}
 		h.mu.Lock()
 		h.ready.set(now, flags)
@@ -195,7 +198,7 @@ func (h *Hook) forward(ctx context.Context, next redis.ProcessHook, cmd redis.Cm
 	due, known := h.dueAnswer(now, i, call.unix)
 	h.mu.Unlock()
 	if !known {
-		flags, err := run(ctx, next, dueCheck, h.dueKeys, call.unix)
+		flags, err := run(ctx, next, dueCheck, 1, h.dueKeys, call.unix)
 		if err != nil {
 			return next(ctx, cmd)
 		}

@@ -228,14 +228,14 @@ func TestIdleServerPollsLittleAndRunsTasks(t *testing.T) {
 	}
 
 	// A burst across both queues: every task runs once.
-	const n = 60
-	for i := range n {
+	const burst = 60
+	for i := range burst {
 		q := []string{"a", "b"}[i%2]
 		if _, err := enq.Enqueue(asynq.NewTask("t", []byte("burst")), asynq.Queue(q)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for range n {
+	for range burst {
 		wait("burst", 5*time.Second)
 	}
 }

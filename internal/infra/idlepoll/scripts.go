@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -54,8 +55,8 @@ func newScript(src string) script {
 
 // run sends a check script through the rest of the hook chain (not through
 // the client, so this hook never sees its own calls), loading it on
-// NOSCRIPT, and returns its per-key flags.
-func run(ctx context.Context, next redis.ProcessHook, s script, keys []string, argv ...any) ([]bool, error) {
+// NOSCRIPT, and returns its flags: one per group of per keys.
+func run(ctx context.Context, next redis.ProcessHook, s script, per int, keys []string, argv ...any) ([]bool, error) {
 	call := func(name, script string) (*redis.Cmd, error) {
 		args := make([]any, 0, 3+len(keys)+len(argv))
 		args = append(args, name, script, len(keys))
@@ -80,6 +81,9 @@ func run(ctx context.Context, next redis.ProcessHook, s script, keys []string, a
 	vals, err := cmd.Slice()
 	if err != nil {
 		return nil, err
+	}
+	if len(vals) != len(keys)/per {
+		return nil, fmt.Errorf("idlepoll check: %d answers for %d keys", len(vals), len(keys))
 	}
 	flags := make([]bool, len(vals))
 	for i, v := range vals {

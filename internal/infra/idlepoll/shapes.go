@@ -47,10 +47,10 @@ func recognise(cmd redis.Cmder) asynqCall {
 	name, _ := args[0].(string)
 	script, _ := args[1].(string)
 	var sha string
-	switch strings.ToLower(name) {
-	case "evalsha":
+	switch {
+	case strings.EqualFold(name, "evalsha"):
 		sha = script
-	case "eval":
+	case strings.EqualFold(name, "eval"):
 		sha = newScript(script).sha
 	default:
 		return asynqCall{}
