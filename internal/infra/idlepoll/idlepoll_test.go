@@ -22,11 +22,10 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // recorder is a hook that notes every command and what idlepoll takes it for.
 type recorder struct {
-	mu     sync.Mutex
-	seen   map[string]bool // idlepoll.Recognise's names
-	polls  map[string]bool // asynq's polling calls as seen on the wire ("EVALSHA asynq:{a}:pending")
-	total  atomic.Int64
-	asynqN atomic.Int64 // commands naming an asynq:{queue} key
+	mu    sync.Mutex
+	seen  map[string]bool // idlepoll.Recognise's names
+	polls map[string]bool // asynq's polling calls as seen on the wire ("EVALSHA asynq:{a}:pending")
+	total atomic.Int64
 }
 
 func newRecorder() *recorder { return &recorder{seen: map[string]bool{}, polls: map[string]bool{}} }
