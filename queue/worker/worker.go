@@ -6,17 +6,20 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"orderflow/internal/domain/reconcile"
 	"orderflow/internal/infra/health"
+	"orderflow/internal/infra/idlepoll"
 	"orderflow/internal/infra/metrics"
 	"orderflow/internal/infra/profiling"
 	"orderflow/internal/infra/tasks"
 	"orderflow/svc"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
 
@@ -36,6 +39,7 @@ type Worker struct {
 // New builds a worker on a service context.
 func New(sc *svc.ServiceContext, uc *svc.UseCases) *Worker {
 	c := sc.Config
+	installIdlePoll(sc)
 	srv := asynq.NewServerFromRedisClient(sc.Redis, asynq.Config{
 		Concurrency:              c.Concurrency,
 		Queues:                   tasks.QueueWeights,
@@ -52,6 +56,28 @@ func New(sc *svc.ServiceContext, uc *svc.UseCases) *Worker {
 		}),
 	})
 	return &Worker{sc: sc, uc: uc, srv: srv}
+}
+
+// installIdlePoll puts the idle-polling hook on the worker's Redis client
+// (its own, not the API's): one check per round answers asynq's per-queue
+// dequeue and forward calls. A Cluster client is left as it is — the queues
+// live in different slots, so one script cannot read them all.
+func installIdlePoll(sc *svc.ServiceContext) {
+	rdb, ok := sc.Redis.(*redis.Client) // standalone or Sentinel
+	if !ok {
+		return
+	}
+	queues := make([]string, 0, len(tasks.QueueWeights))
+	for q := range tasks.QueueWeights {
+		queues = append(queues, q)
+	}
+	slices.Sort(queues)
+	rdb.AddHook(idlepoll.New(idlepoll.Config{
+		Queues:                   queues,
+		TaskCheckInterval:        sc.Config.TaskCheckInterval.D(),
+		DelayedTaskCheckInterval: sc.Config.DelayedTaskCheckInterval.D(),
+		Clock:                    sc.Clock,
+	}))
 }
 
 // Start begins processing. It returns once everything is running.
