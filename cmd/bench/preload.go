@@ -84,7 +84,7 @@ func preloadLedger(ctx context.Context, e *benchEnv, n, unsold int) (*PreloadRes
 		hi := min(lo+preloadChunk-1, n)
 		ids, err := preloadOrders(ctx, conn, lo, hi, n, len(e.fx.userIDs), product, e.fx.price, base)
 		if err != nil {
-			side.wait()
+			_ = side.wait() // the orders' error is the one to report
 			return nil, err
 		}
 		for _, st := range finishedOrderRows {

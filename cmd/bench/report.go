@@ -169,7 +169,6 @@ func (r *Report) printTable(w io.Writer) {
 			}
 		}
 	}
-	r.growthRows(row)
 	if c := r.Close; c != nil {
 		row("3", fmt.Sprintf("timeout close, %d orders (ttl %s)", c.Orders, c.OrderTTL), fmt.Sprintf("lag p99 %.0f ms", c.Lag.P99),
 			fmt.Sprintf("p50 %.0f ms, max %.0f ms; created in %.2f s over %d expiry second(s); all closed %.2f s after the first expiry, %.2f s after the last",
@@ -200,6 +199,7 @@ func (r *Report) printTable(w io.Writer) {
 		row("6", "end-to-end ÷ floor", fmt.Sprintf("%.2f", r.Ratio), fmt.Sprintf("%.0f ÷ %.0f orders/s (floor at %d connections); CPU per order floor ÷ product = %.2f",
 			r.E2E.Closed.OrdersPerS, r.FloorForRatio, r.FloorBest.Conns, r.CPURatio))
 	}
+	r.growthRows(row)
 	tw.Flush()
 	if c := r.Census; c != nil {
 		fmt.Fprintf(w, "\nround trips per order (census: %d orders through counting proxies; floor: %d SQL round trips, %d transactions)\n", c.Orders, floorRoundTrips, floorTransactions)
