@@ -39,6 +39,8 @@ var sqliteDropped = strings.NewReplacer(
 	" FOR UPDATE SKIP LOCKED", "",
 	" FOR UPDATE", "",
 	" FORCE INDEX (PRIMARY)", "",
+	" FORCE INDEX (idx_orders_status_updated)", "",
+	" FORCE INDEX (idx_orders_status_expire)", "",
 )
 
 // block makes a batch of statements whose answer nobody reads — held

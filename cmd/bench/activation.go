@@ -34,6 +34,9 @@ type LoadResult struct {
 	ClientErrors int64                     `json:"client_errors"`
 	FirstError   string                    `json:"first_error,omitempty"`
 	LateArrivals int64                     `json:"late_arrivals,omitempty"` // open loop: arrivals that found no free slot
+	// Batches is how the workers batched the phase's activations (null
+	// while they export no orderflow_activation_batch_size histogram).
+	Batches *BatchSizes `json:"batch_sizes"`
 }
 
 // backlogGauge follows how many activations are queued or running

@@ -12,11 +12,14 @@ import (
 // Redis, measured through counting proxies on a separate start of the stack
 // (the proxies add a hop, so no timing is taken from this phase).
 type CensusResult struct {
-	Orders      int        `json:"orders"`
-	Seconds     float64    `json:"seconds"`
-	IdleSeconds float64    `json:"idle_seconds"`
-	API         CensusSide `json:"api"`
-	Workers     CensusSide `json:"workers"`
+	Orders      int     `json:"orders"`
+	Seconds     float64 `json:"seconds"`
+	IdleSeconds float64 `json:"idle_seconds"`
+	WorkerCount int     `json:"worker_processes"`
+	// IdleRedisPerWorker is the workers' idle Redis round trips per second ÷ their number.
+	IdleRedisPerWorker float64    `json:"idle_redis_round_trips_per_s_per_worker"`
+	API                CensusSide `json:"api"`
+	Workers            CensusSide `json:"workers"`
 }
 
 // CensusSide is one process kind's traffic.
@@ -110,9 +113,12 @@ func runCensus(ctx context.Context, e *benchEnv) (*CensusResult, error) {
 		return nil, err
 	}
 	n := float64(e.params.Census)
-	res := &CensusResult{Orders: e.params.Census, Seconds: round2(secs), IdleSeconds: round2(idleSecs)}
+	res := &CensusResult{Orders: e.params.Census, Seconds: round2(secs), IdleSeconds: round2(idleSecs), WorkerCount: len(st.workers)}
 	res.API = censusSide(b.apiSQL.minus(a.apiSQL), b.apiRedis.minus(a.apiRedis), idle1.apiSQL.minus(idle0.apiSQL), idle1.apiRedis.minus(idle0.apiRedis), n, idleSecs)
 	res.Workers = censusSide(b.workerSQL.minus(a.workerSQL), b.workerRedis.minus(a.workerRedis), idle1.workerSQL.minus(idle0.workerSQL), idle1.workerRedis.minus(idle0.workerRedis), n, idleSecs)
+	if res.WorkerCount > 0 {
+		res.IdleRedisPerWorker = round1(res.Workers.IdleRedisPerS / float64(res.WorkerCount))
+	}
 	return res, nil
 }
 

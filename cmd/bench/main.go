@@ -9,6 +9,9 @@
 //  4. a 1,000-participant group settled at its deadline;
 //  5. the API's and workers' peak RSS and CPU per 1,000 orders;
 //  6. end-to-end ÷ floor;
+//  7. growth: the closed loop again after 1,000,000 finished orders were
+//     pre-loaded, and one sweep and one reconciliation pass over 100,000
+//     pending orders;
 //
 // then a census of round trips per order through counting proxies, EXPLAIN
 // of the hot statements, and an audit of the ledger (exit 1 on a violation).
@@ -194,6 +197,11 @@ func run(ctx context.Context, p Params) *Report {
 			fail("close/group", err)
 		}
 	}
+	if p.runs("growth") {
+		if err := phaseGrowth(ctx, e, r, expected); err != nil {
+			fail("growth", err)
+		}
+	}
 	if p.runs("census") {
 		logf("census: %d orders through counting proxies", p.Census)
 		if err := ensureFixtures(ctx, e, nil, p.Census+100, false); err == nil {
@@ -206,7 +214,7 @@ func run(ctx context.Context, p Params) *Report {
 	}
 	// The audit runs even when the time budget ran out: a slow run must
 	// still say whether it lost or doubled anything.
-	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer acancel()
 	if r.Plans, err = explainHot(actx, e.db); err != nil {
 		fail("plans", err)
@@ -349,9 +357,12 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 		wait := captureProfiles(ctx, e, s, p.Profile, time.Now().Add(p.Warmup.D()), p.Steady.D())
 		defer wait()
 	}
+	b0 := scrapeBatches(ctx, e, s)
 	if r.E2E.Closed, err = runClosedLoop(ctx, e, c); err != nil {
 		return fmt.Errorf("closed loop: %w", err)
 	}
+	b1 := scrapeBatches(ctx, e, s)
+	r.E2E.Closed.Batches = batchSizes(b0, b1)
 	logf("closed loop: %.0f orders/s, paid→finished p50 %.1f ms p99 %.1f ms", r.E2E.Closed.OrdersPerS, r.E2E.Closed.PaidToFinished.P50, r.E2E.Closed.PaidToFinished.P99)
 	orders := r.E2E.Closed.Orders
 	if r.E2E.Closed.OrdersPerS > 0 && p.HalfTime > 0 {
@@ -360,6 +371,7 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 		if r.E2E.Half, err = runOpenLoop(ctx, e, c, rate, p.HalfTime.D()); err != nil {
 			return fmt.Errorf("half load: %w", err)
 		}
+		r.E2E.Half.Batches = batchSizes(b1, scrapeBatches(ctx, e, s))
 		orders += r.E2E.Half.Orders
 		logf("half load: p50 %.1f ms p99 %.1f ms", r.E2E.Half.PaidToFinished.P50, r.E2E.Half.PaidToFinished.P99)
 	}

@@ -37,6 +37,9 @@ type Params struct {
 	GroupSize   int      `json:"group_size"`            // participants of the settled group
 	GroupLead   Duration `json:"group_lead"`            // deadline distance from the group's creation
 	Census      int      `json:"census_orders"`         // orders run through the counting proxies
+	Preload     int      `json:"preload_orders"`        // growth: finished orders pre-loaded (0: no pre-load, no second closed loop)
+	PreloadKeys int      `json:"preload_unsold_keys"`   // growth: unsold keys pre-loaded beside them
+	Pending     int      `json:"pending_orders"`        // growth: pending orders the sweep and reconciliation passes walk (0: no passes)
 	Extra       []string `json:"extra_env"`             // extra ORDERFLOW_* for every child (experiments)
 	GoMaxProcs  int      `json:"gomaxprocs"`            // GOMAXPROCS of the product's processes (0: Go's default)
 	JSONPath    string   `json:"json_path"`             // where the JSON goes besides stdout
@@ -101,7 +104,7 @@ func (l *stringList) Set(s string) error {
 }
 
 // allPhases in run order.
-var allPhases = []string{"floor", "e2e", "close", "group", "census"}
+var allPhases = []string{"floor", "e2e", "close", "group", "growth", "census"}
 
 func parseParams(args []string) (Params, error) {
 	p := Params{
@@ -113,8 +116,9 @@ func parseParams(args []string) (Params, error) {
 		Warmup: Duration(3 * time.Second), Steady: Duration(20 * time.Second), HalfTime: Duration(20 * time.Second),
 		Pay: "direct", CloseOrders: 1000, OrderTTL: Duration(10 * time.Second),
 		GroupSize: 1000, GroupLead: Duration(6 * time.Second), Census: 300,
+		Preload: 1_000_000, PreloadKeys: 100_000, Pending: 100_000,
 		JSONPath: "tmp/bench.json", WorkDir: "tmp/bench",
-		Deadline: Duration(5 * time.Minute), Drain: Duration(60 * time.Second),
+		Deadline: Duration(10 * time.Minute), Drain: Duration(60 * time.Second),
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&p.MySQL, "mysql", p.MySQL, "MariaDB/MySQL server DSN (go-sql-driver form, no database)")
@@ -143,6 +147,9 @@ func parseParams(args []string) (Params, error) {
 	fs.IntVar(&p.GroupSize, "group-size", p.GroupSize, "participants of the settled group")
 	fs.Var(&p.GroupLead, "group-lead", "group deadline distance from its creation (joins must fit before it)")
 	fs.IntVar(&p.Census, "census-orders", p.Census, "orders run through the counting proxies (round trips per order)")
+	fs.IntVar(&p.Preload, "preload", p.Preload, "growth: finished orders pre-loaded into the ledger (with their events, payments, effects, stock flows and keys) before the closed loop runs again; 0 skips both")
+	fs.IntVar(&p.PreloadKeys, "preload-keys", p.PreloadKeys, "growth: unsold card keys pre-loaded beside them")
+	fs.IntVar(&p.Pending, "pending", p.Pending, "growth: pending orders one sweep pass and one reconciliation pass walk (timed; deleted afterwards); 0 skips the passes")
 	extra := stringList(nil)
 	fs.Var(&extra, "env", "extra KEY=VALUE settings for every child process, comma-separated (experiments only)")
 	fs.IntVar(&p.GoMaxProcs, "gomaxprocs", -1, "GOMAXPROCS of the API and worker processes: -1 shares the CPUs among them (CPUs ÷ processes, at least 1), 0 leaves Go's default (every CPU each); the bench itself keeps the default")
@@ -168,6 +175,8 @@ func parseParams(args []string) (Params, error) {
 		return p, fmt.Errorf("-workers: want 1..4")
 	case p.Pay != "direct" && p.Pay != "paysim":
 		return p, fmt.Errorf("-pay: want direct or paysim")
+	case p.Preload < 0 || p.PreloadKeys < 0 || p.Pending < 0:
+		return p, fmt.Errorf("-preload, -preload-keys and -pending must not be negative")
 	case p.Clients < 1 || p.Backlog < 1 || p.Users < 1 || p.Products < 1:
 		return p, fmt.Errorf("-clients, -backlog, -users and -products must be positive")
 	case p.Database == "" || strings.ContainsAny(p.Database, "`'\" ;"):

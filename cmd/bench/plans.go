@@ -34,8 +34,9 @@ func hotStatements(orderID int64, orderNo, taskID string, productID, userID int6
 		{"DeleteOutbox", fmt.Sprintf("DELETE FROM outbox WHERE (task_id = '%s' AND created_at = NOW(3)) OR (task_id = 'x' AND created_at = NOW(3))", taskID)},
 		{"OutboxBacklog (/metrics)", "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox"},
 		{"OutboxHas (sweeps)", fmt.Sprintf("SELECT COUNT(*) FROM outbox WHERE task_id = '%s'", taskID)},
-		{"PendingExpiredPage (reconcile)", "SELECT * FROM orders WHERE status = 1 AND expire_at < NOW(3) AND (expire_at > '2000-01-01' OR (expire_at = '2000-01-01' AND id > 0)) ORDER BY expire_at, id LIMIT 100"},
-		{"OrdersPage (sweep)", "SELECT * FROM orders WHERE status = 6 AND updated_at < NOW(3) AND (updated_at > '2000-01-01' OR (updated_at = '2000-01-01' AND id > 0)) ORDER BY updated_at, id LIMIT 100"},
+		{"PendingExpiredPage (reconcile)", "SELECT * FROM orders FORCE INDEX (idx_orders_status_expire) WHERE status = 1 AND expire_at < NOW(3) AND (expire_at > '2000-01-01' OR (expire_at = '2000-01-01' AND id > 0)) ORDER BY expire_at, id LIMIT 100"},
+		{"OrdersPage (sweep)", "SELECT * FROM orders FORCE INDEX (idx_orders_status_updated) WHERE status = 6 AND updated_at < NOW(3) AND (updated_at > '2000-01-01' OR (updated_at = '2000-01-01' AND id > 0)) ORDER BY updated_at, id LIMIT 100"},
+		{"StockSnapshot (counter rebuild)", fmt.Sprintf("SELECT o.order_no, f.flow_type FROM stock_flows f JOIN orders o ON o.id = f.order_id WHERE f.product_id = %d AND f.flow_type IN (3, 4) AND f.created_at >= NOW(3) - INTERVAL 1 HOUR", productID)},
 		{"ChargeParticipants", fmt.Sprintf("UPDATE users u JOIN group_participants p ON p.user_id = u.id SET u.balance_cents = u.balance_cents - 1 WHERE p.group_id = %d AND p.charged_at IS NULL AND u.balance_cents >= 1", groupID)},
 		{"(not used) move keyed by order_no", fmt.Sprintf("UPDATE orders SET status = 6 WHERE order_no = '%s' AND status = 2", orderNo)},
 	}

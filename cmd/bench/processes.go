@@ -107,19 +107,26 @@ type stackConfig struct {
 	env       []string // further ORDERFLOW_* for every process
 }
 
+// productEnv is the settings every product process of the bench gets (the
+// in-process passes of the growth phase too).
+func productEnv(e *benchEnv, dsn, redisAddr string) []string {
+	env := []string{
+		"ORDERFLOW_MYSQL_DSN=" + dsn,
+		"ORDERFLOW_REDIS_ADDR=" + redisAddr,
+		fmt.Sprintf("ORDERFLOW_REDIS_DB=%d", e.redisDB),
+		"ORDERFLOW_ADMIN_TOKEN=" + e.adminToken,
+		"ORDERFLOW_PAY_SECRET=" + e.paySecret,
+	}
+	if e.paysimURL != "" {
+		env = append(env, "ORDERFLOW_PAY_URL="+e.paysimURL)
+	}
+	return env
+}
+
 func startStack(ctx context.Context, b binaries, e *benchEnv, sc stackConfig) (*stack, error) {
 	s := &stack{}
 	base := func(addr, dsn, redisAddr string) []string {
-		env := []string{
-			"ORDERFLOW_CONFIG=/nonexistent",
-			"ORDERFLOW_MYSQL_DSN=" + dsn,
-			"ORDERFLOW_REDIS_ADDR=" + redisAddr,
-			fmt.Sprintf("ORDERFLOW_REDIS_DB=%d", e.redisDB),
-			"ORDERFLOW_HTTP_ADDR=" + addr,
-			"ORDERFLOW_ADMIN_TOKEN=" + e.adminToken,
-			"ORDERFLOW_PAY_SECRET=" + e.paySecret,
-			"ORDERFLOW_PAY_URL=" + e.paysimURL,
-		}
+		env := append(productEnv(e, dsn, redisAddr), "ORDERFLOW_CONFIG=/nonexistent", "ORDERFLOW_HTTP_ADDR="+addr)
 		env = append(env, sc.env...)
 		if e.params.GoMaxProcs > 0 {
 			env = append(env, fmt.Sprintf("GOMAXPROCS=%d", e.params.GoMaxProcs))

@@ -31,6 +31,7 @@ type Report struct {
 	Group         *GroupResult  `json:"group_settle,omitempty"`
 	Resources     []Resource    `json:"resources,omitempty"`
 	Ratio         float64       `json:"ratio_e2e_to_floor,omitempty"`
+	Growth        *GrowthResult `json:"growth,omitempty"`
 	Census        *CensusResult `json:"census,omitempty"`
 	Plans         []Plan        `json:"plans,omitempty"`
 	Ledger        *LedgerResult `json:"ledger,omitempty"`
@@ -92,7 +93,21 @@ func (r *Report) targets() {
 	if r.Group != nil {
 		add("1,000-participant group settle (commit − deadline)", fmt.Sprintf("%.3f s", r.Group.CommittedS), "< 1 s", r.Group.CommittedS < 1)
 	}
-	add("bench run time", fmt.Sprintf("%.0f s", r.RuntimeS), "< 300 s", r.RuntimeS < 300)
+	if g := r.Growth; g != nil {
+		if g.RatioToEmpty > 0 {
+			add("closed loop with the pre-load ÷ empty ledger (issue 18)", fmt.Sprintf("%.2f", g.RatioToEmpty), "≥ 0.9", g.RatioToEmpty >= 0.9)
+		}
+		if ps := g.Passes; ps != nil {
+			for _, v := range []struct {
+				name string
+				pt   PassTime
+			}{{"sweep pass", ps.Sweep}, {"reconciliation pass", ps.Reconcile}} {
+				db := v.pt.dbSeconds()
+				add(fmt.Sprintf("%s over %d pending: database time", v.name, ps.Pending), fmt.Sprintf("%.2f s", db), "< 2 s (aim)", db < 2)
+			}
+		}
+	}
+	add("bench run time", fmt.Sprintf("%.0f s", r.RuntimeS), "< 600 s", r.RuntimeS < 600)
 	if r.Ledger != nil {
 		add("ledger audit", fmt.Sprintf("%d violations", len(r.Ledger.Violations)), "0", len(r.Ledger.Violations) == 0)
 	}
@@ -128,6 +143,7 @@ func (r *Report) printTable(w io.Writer) {
 			fmt.Sprintf("p99 %.0f / %.0f ms", c.PaidToClaimed.P99, c.ClaimedToFinished.P99))
 		row("", "  create / pay request p50 (client side)", fmt.Sprintf("%.1f / %.1f ms", c.Create.P50, c.Pay.P50),
 			fmt.Sprintf("p99 %.0f / %.0f ms; %.2f row lock waits (%.1f ms) per order", c.Create.P99, c.Pay.P99, c.Locks.WaitsPerOrder, c.Locks.MsPerOrder))
+		row("", "  activation batch sizes", "closed loop", c.Batches.String())
 		if len(c.MovePlans) > 0 {
 			row("", "  index EXPLAIN picks for the worker's moves", "closed loop", planCounts(c.MovePlans))
 		}
@@ -135,6 +151,7 @@ func (r *Report) printTable(w io.Writer) {
 			row("2", fmt.Sprintf("half load, open loop %.0f orders/s for %.0f s", h.OfferedPerS, h.Seconds), "p99 "+fmt.Sprintf("%.0f ms", h.PaidToFinished.P99),
 				fmt.Sprintf("p50 %.1f, p95 %.1f, max %.0f ms; paid→claimed p50 %.1f p99 %.0f ms; %d orders, %d errors, %d late",
 					h.PaidToFinished.P50, h.PaidToFinished.P95, h.PaidToFinished.Max, h.PaidToClaimed.P50, h.PaidToClaimed.P99, h.Orders, h.ClientErrors, h.LateArrivals))
+			row("", "  activation batch sizes", "half load", h.Batches.String())
 			if len(h.MovePlans) > 0 {
 				row("", "  index EXPLAIN picks for the worker's moves", "half load", planCounts(h.MovePlans))
 			}
@@ -182,6 +199,7 @@ func (r *Report) printTable(w io.Writer) {
 		row("6", "end-to-end ÷ floor", fmt.Sprintf("%.2f", r.Ratio), fmt.Sprintf("%.0f ÷ %.0f orders/s (floor at %d connections); CPU per order floor ÷ product = %.2f",
 			r.E2E.Closed.OrdersPerS, r.FloorForRatio, r.FloorBest.Conns, r.CPURatio))
 	}
+	r.growthRows(row)
 	tw.Flush()
 	if c := r.Census; c != nil {
 		fmt.Fprintf(w, "\nround trips per order (census: %d orders through counting proxies; floor: %d SQL round trips, %d transactions)\n", c.Orders, floorRoundTrips, floorTransactions)
@@ -196,6 +214,10 @@ func (r *Report) printTable(w io.Writer) {
 		fmt.Fprintf(tw, "total\t%.2f\t%.2f\t%.2f\t%.2f\t\t\n", c.API.SQLRoundTrips+c.Workers.SQLRoundTrips, c.API.Transactions+c.Workers.Transactions,
 			c.API.RedisCommands+c.Workers.RedisCommands, c.API.RedisRoundTrips+c.Workers.RedisRoundTrips)
 		tw.Flush()
+		if c.WorkerCount > 0 {
+			fmt.Fprintf(w, "idle per worker (the worker(s) row ÷ %d workers): %.1f SQL/s, %.1f Redis/s\n", c.WorkerCount,
+				c.Workers.IdleSQLPerS/float64(c.WorkerCount), c.Workers.IdleRedisPerS/float64(c.WorkerCount))
+		}
 		for _, s := range []struct {
 			n string
 			s CensusSide
