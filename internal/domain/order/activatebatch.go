@@ -3,6 +3,7 @@ package order
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"orderflow/internal/infra/failpoint"
@@ -112,13 +113,18 @@ func (s *Service) claimBatch(ctx context.Context, batch []*activation) (claimed 
 // (deliver's, for many): the effects, their records, the sales and the
 // finalizing moves commit together or not at all.
 func (s *Service) deliverBatch(ctx context.Context, claims []*batchClaim) {
-	var ready []*batchClaim
-	for _, c := range claims {
-		if err := s.checkDeliverable(ctx, c); err != nil {
-			c.task.err = err
-			continue
+	// Each order's checks run beside the others', as its task would alone.
+	failed := make([]bool, len(claims))
+	eachConcurrently(len(claims), func(i int) {
+		if err := s.checkDeliverable(ctx, claims[i]); err != nil {
+			claims[i].task.err, failed[i] = err, true
 		}
-		ready = append(ready, c)
+	})
+	var ready []*batchClaim
+	for i, c := range claims {
+		if !failed[i] {
+			ready = append(ready, c)
+		}
 	}
 	if len(ready) <= 1 {
 		for _, c := range ready {
@@ -197,13 +203,32 @@ func (s *Service) deliverAll(ctx context.Context, tx *model.Store, ready []*batc
 		}
 	}
 	// Inside the transaction: a crash here rolls every effect back with it.
-	for _, c := range ready {
+	fired := make([]error, len(ready))
+	eachConcurrently(len(ready), func(i int) {
 		for _, fp := range []string{failpoint.ActivateAfterEffect, failpoint.ActivateBeforeFinalize} {
-			if err := failpoint.Inject(fp, c.order.OrderNo); err != nil {
-				*culprit = c
-				return err
+			if fired[i] = failpoint.Inject(fp, ready[i].order.OrderNo); fired[i] != nil {
+				return
 			}
+		}
+	})
+	for i, err := range fired {
+		if err != nil {
+			*culprit = ready[i]
+			return err
 		}
 	}
 	return tx.FinishClaimedOrdersLater(ctx, finals, now)
+}
+
+// eachConcurrently runs fn(0) … fn(n-1) at the same time and waits for all.
+func eachConcurrently(n int, fn func(i int)) {
+	if n == 1 {
+		fn(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { fn(i) })
+	}
+	wg.Wait()
 }

@@ -3,7 +3,9 @@ package order
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 )
 
 // batcher gathers the activate tasks a worker runs at the same time into
@@ -13,9 +15,13 @@ import (
 // batch ends and tasks are waiting, its leader hands the lead to the oldest
 // waiter. So a lone task runs alone with no added latency, and under load
 // the tasks that queued behind a running batch go together in the next —
-// a batch never waits for company.
+// a batch never waits for company. A task never waits longer than
+// `patience` for a lead either: if the running batches are slow (a lock
+// wait, a slow statement), it leads one of its own with whoever waits, so
+// a stalled batch holds up only its own orders.
 type batcher struct {
 	max, leaders int
+	patience     time.Duration
 	run          func(ctx context.Context, batch []*activation)
 
 	mu      sync.Mutex
@@ -31,8 +37,8 @@ type activation struct {
 	wake            chan bool // true: lead a batch; false: done, err is the outcome
 }
 
-func newBatcher(max, leaders int, run func(context.Context, []*activation)) *batcher {
-	return &batcher{max: max, leaders: leaders, run: run}
+func newBatcher(max, leaders int, patience time.Duration, run func(context.Context, []*activation)) *batcher {
+	return &batcher{max: max, leaders: leaders, patience: patience, run: run}
 }
 
 // do runs a through a batch and returns its outcome.
@@ -46,7 +52,28 @@ func (b *batcher) do(ctx context.Context, orderNo, taskID string) error {
 	}
 	b.waiting = append(b.waiting, a)
 	b.mu.Unlock()
-	if <-a.wake {
+	timer := time.NewTimer(b.patience)
+	defer timer.Stop()
+	select {
+	case lead := <-a.wake:
+		return b.outcome(ctx, a, lead)
+	case <-timer.C:
+	}
+	b.mu.Lock()
+	if i := slices.Index(b.waiting, a); i >= 0 {
+		// Still waiting: lead a batch of our own, beside the slow ones.
+		b.waiting = slices.Delete(b.waiting, i, i+1)
+		b.running++
+		b.mu.Unlock()
+		return b.lead(ctx, a)
+	}
+	b.mu.Unlock()
+	return b.outcome(ctx, a, <-a.wake) // taken into a batch meanwhile
+}
+
+// outcome is a woken task's: lead a batch, or the result of the one it was in.
+func (b *batcher) outcome(ctx context.Context, a *activation, lead bool) error {
+	if lead {
 		return b.lead(ctx, a)
 	}
 	return a.err
@@ -63,12 +90,12 @@ func (b *batcher) lead(ctx context.Context, a *activation) error {
 	b.runSafely(ctx, batch)
 
 	b.mu.Lock()
-	if len(b.waiting) > 0 {
+	if len(b.waiting) > 0 && b.running <= b.leaders {
 		next := b.waiting[0]
 		b.waiting = b.waiting[1:]
 		next.wake <- true // the lead passes on; running stays the same
 	} else {
-		b.running--
+		b.running-- // an extra lead (patience ran out) ends with its batch
 	}
 	b.mu.Unlock()
 	for _, o := range batch[1:] {

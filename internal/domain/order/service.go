@@ -38,9 +38,14 @@ type Settings struct {
 	ActivateBatch int
 }
 
-// activateLeaders is how many activation batches one process runs at once:
-// while one waits for the database the next one gathers.
-const activateLeaders = 2
+// activateLeaders is how many activation batches one process runs at once
+// (while one waits for the database the next one gathers), and
+// activatePatience the longest a task waits for them before it leads a
+// batch of its own (batcher.go).
+const (
+	activateLeaders  = 2
+	activatePatience = 100 * time.Millisecond
+)
 
 // Service runs the order use cases.
 type Service struct {
@@ -81,7 +86,7 @@ func New(d Deps, s Settings) *Service {
 		created: newCreatedCache(),
 	}
 	if s.ActivateBatch > 1 {
-		svc.batcher = newBatcher(s.ActivateBatch, activateLeaders, svc.activateBatch)
+		svc.batcher = newBatcher(s.ActivateBatch, activateLeaders, activatePatience, svc.activateBatch)
 	}
 	return svc
 }
