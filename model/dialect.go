@@ -39,7 +39,6 @@ var sqliteDropped = strings.NewReplacer(
 	" FOR UPDATE SKIP LOCKED", "",
 	" FOR UPDATE", "",
 	" FORCE INDEX (PRIMARY)", "",
-	" FORCE INDEX (idx_orders_status_updated)", "",
 	" FORCE INDEX (idx_orders_status_expire)", "",
 )
 

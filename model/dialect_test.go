@@ -11,7 +11,6 @@ func TestSQLiteRewriteDropsLockClausesAndHints(t *testing.T) {
 		"SELECT id FROM card_keys WHERE product_id = ? LIMIT ? FOR UPDATE SKIP LOCKED":  "SELECT id FROM card_keys WHERE product_id = ? LIMIT ?",
 		"SELECT status FROM `groups` WHERE id = ? FOR UPDATE":                           "SELECT status FROM `groups` WHERE id = ?",
 		"UPDATE orders FORCE INDEX (PRIMARY) SET status = ? WHERE id = ?":               "UPDATE orders SET status = ? WHERE id = ?",
-		"SELECT * FROM orders FORCE INDEX (idx_orders_status_updated) WHERE status = ?": "SELECT * FROM orders WHERE status = ?",
 		"SELECT * FROM orders FORCE INDEX (idx_orders_status_expire) WHERE status = ?":  "SELECT * FROM orders WHERE status = ?",
 	} {
 		if got := d.rewrite(in); got != want {

@@ -13,12 +13,15 @@ type Cursor struct {
 }
 
 // afterCursor is the keyset condition on (col, id), spelled out because a
-// row comparison does not use the index range on MariaDB. The orders' pages
-// also name their status index: left to itself, MariaDB may read the status
-// by ref from its first entry and filter up to the cursor (index condition
-// pushdown), so a walk over n rows reads n²/(2·page) entries — 3.5 s of
-// server CPU for one sweep over 100,000 pending orders (make bench, growth
-// phase); from the cursor on, the same walk reads each entry once.
+// row comparison does not use the index range on MariaDB. The
+// reconciliation's page also names its status index: left to itself,
+// MariaDB may read the status by ref from its first entry and filter up to
+// the cursor (index condition pushdown), so a walk over n rows reads
+// n²/(2·page) entries (make bench, growth phase); from the cursor on, the
+// same walk reads each entry once. The sweep's page had the same hint; it
+// made tests/closeandrefund's TestPaymentsRaceTheClose lose its race every
+// time (every payment beat its close) for a reason not found yet, so it
+// was taken out again (issue 18's note).
 func afterCursor(col string) string {
 	return `(` + col + ` > ? OR (` + col + ` = ? AND id > ?))`
 }
@@ -29,7 +32,7 @@ func afterCursor(col string) string {
 // past `before` and is not read twice in one walk.
 func (s *Store) OrdersPage(ctx context.Context, status OrderStatus, before time.Time, cur Cursor, limit int) ([]Order, error) {
 	var out []Order
-	err := s.all(ctx, &out, `SELECT * FROM orders FORCE INDEX (idx_orders_status_updated) WHERE status = ? AND updated_at < ? AND `+afterCursor("updated_at")+
+	err := s.all(ctx, &out, `SELECT * FROM orders WHERE status = ? AND updated_at < ? AND `+afterCursor("updated_at")+
 		` ORDER BY updated_at, id LIMIT ?`, status, before, cur.At, cur.At, cur.ID, limit)
 	return out, err
 }
