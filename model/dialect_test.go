@@ -8,10 +8,10 @@ import (
 func TestSQLiteRewriteDropsLockClausesAndHints(t *testing.T) {
 	d := dialect{sqlite: true}
 	for in, want := range map[string]string{
-		"SELECT id FROM card_keys WHERE product_id = ? LIMIT ? FOR UPDATE SKIP LOCKED":  "SELECT id FROM card_keys WHERE product_id = ? LIMIT ?",
-		"SELECT status FROM `groups` WHERE id = ? FOR UPDATE":                           "SELECT status FROM `groups` WHERE id = ?",
-		"UPDATE orders FORCE INDEX (PRIMARY) SET status = ? WHERE id = ?":               "UPDATE orders SET status = ? WHERE id = ?",
-		"SELECT * FROM orders FORCE INDEX (idx_orders_status_expire) WHERE status = ?":  "SELECT * FROM orders WHERE status = ?",
+		"SELECT id FROM card_keys WHERE product_id = ? LIMIT ? FOR UPDATE SKIP LOCKED": "SELECT id FROM card_keys WHERE product_id = ? LIMIT ?",
+		"SELECT status FROM `groups` WHERE id = ? FOR UPDATE":                          "SELECT status FROM `groups` WHERE id = ?",
+		"UPDATE orders FORCE INDEX (PRIMARY) SET status = ? WHERE id = ?":              "UPDATE orders SET status = ? WHERE id = ?",
+		"SELECT * FROM orders FORCE INDEX (idx_orders_status_expire) WHERE status = ?": "SELECT * FROM orders WHERE status = ?",
 	} {
 		if got := d.rewrite(in); got != want {
 			t.Errorf("rewrite(%q) = %q, want %q", in, got, want)
