@@ -12,7 +12,6 @@ package idlepoll
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -74,13 +73,6 @@ func (v *verdict) set(at time.Time, flags []bool) {
 }
 
 func (v *verdict) clear() { *v = verdict{} }
-
-// drained marks queue i empty: its script found nothing after all.
-func (v *verdict) drained(i int) {
-	if i < len(v.flags) {
-		v.flags[i] = false
-	}
-}
 
 func (v *verdict) none() bool {
 	for _, f := range v.flags {
@@ -170,23 +162,15 @@ func (h *Hook) dequeue(ctx context.Context, next redis.ProcessHook, cmd redis.Cm
 		return redis.Nil
 	}
 	err := next(ctx, cmd)
-	switch {
-	case err == nil:
-		h.worked(h.clock.Now(), false)
-	case errors.Is(err, redis.Nil):
-		h.mu.Lock()
-		h.ready.drained(i) // someone else took what the check saw
-		h.mu.Unlock()
+	if err == nil {
+		h.worked(h.clock.Now()) // a task taken: the next round checks afresh
 	}
 	return err
 }
 
 // readyAnswer is the last readyCheck's answer for queue i, if it still
-// holds: while it is fresh — so under load, when rounds follow each other
-// within milliseconds, the queues it found empty cost no call and the busy
-// one costs asynq's own — or, while the worker is idle and the check found
-// every queue empty, for IdleHold. A queue it found ready is asked until
-// asynq's script finds it empty (drained).
+// holds: in the same round (fresh, queue not yet asked), or, while the
+// worker is idle and the check found every queue empty, for IdleHold.
 func (h *Hook) readyAnswer(now time.Time, i int) (take, known bool) {
 	v := &h.ready
 	switch {
@@ -194,7 +178,8 @@ func (h *Hook) readyAnswer(now time.Time, i int) (take, known bool) {
 		return false, false
 	case now.Sub(h.lastWork) >= h.idleAfter && v.none() && now.Sub(v.at) < h.idleHold:
 		return false, true
-	case now.Sub(v.at) < h.dequeueFresh:
+	case now.Sub(v.at) < h.dequeueFresh && !v.used[i]:
+		v.used[i] = true
 		return v.flags[i], true
 	}
 	return false, false
@@ -230,7 +215,7 @@ func (h *Hook) forward(ctx context.Context, next redis.ProcessHook, cmd redis.Cm
 	}
 	err := next(ctx, cmd)
 	if n, _ := asInt(c.Val()); err == nil && n > 0 {
-		h.worked(h.clock.Now(), true) // tasks just landed in pending
+		h.worked(h.clock.Now()) // tasks just landed in pending
 	}
 	return err
 }
@@ -247,14 +232,12 @@ func (h *Hook) dueAnswer(now time.Time, i int, unix int64) (due, known bool) {
 	return v.flags[i], true
 }
 
-// worked notes a task taken or forwarded: the worker is not idle; after a
-// forward (stale) the last ready answer no longer holds.
-func (h *Hook) worked(now time.Time, stale bool) {
+// worked notes a task taken or forwarded: the worker is not idle, and the
+// last ready answer is stale.
+func (h *Hook) worked(now time.Time) {
 	h.mu.Lock()
 	h.lastWork = now
-	if stale {
-		h.ready.clear()
-	}
+	h.ready.clear()
 	h.mu.Unlock()
 }
 
