@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/idlepoll"
 	"orderflow/internal/infra/metrics"
 	"orderflow/internal/infra/schedule"
 	"orderflow/internal/infra/tasks"
@@ -44,6 +45,8 @@ type periodic struct {
 	log     *zap.Logger
 	metrics *metrics.Metrics
 	tick    time.Duration
+	// announce, when set, tells the workers a task is due now (idlepoll.Announce).
+	announce func(ctx context.Context)
 	// epoch, when set, is called every tick; true means Redis lost its state
 	// and reconciliation must run now.
 	epoch func(ctx context.Context) (bool, string)
@@ -69,7 +72,11 @@ func (p *periodic) scheduler(rdb redis.UniversalClient, logger asynq.Logger) (*a
 		PostEnqueueFunc: func(info *asynq.TaskInfo, err error) {
 			if err != nil {
 				p.log.Warn("periodic job enqueue failed; its next fire or another worker's runs the slot", zap.Error(err))
+				return
 			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			idlepoll.Announce(ctx, rdb)
 		},
 	})
 	for _, j := range p.jobs {
@@ -166,6 +173,9 @@ func (p *periodic) enqueue(ctx context.Context, taskType, id string, payload tas
 	switch {
 	case err == nil:
 		p.log.Debug("periodic job enqueued", zap.String("task_id", id))
+		if p.announce != nil {
+			p.announce(ctx)
+		}
 	case errors.Is(err, asynq.ErrTaskIDConflict):
 	default:
 		p.log.Warn("periodic job enqueue failed; next tick retries", zap.String("task_id", id), zap.Error(err))

@@ -34,12 +34,16 @@ type Worker struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	addr   string
+	// listen starts the idle hook's wake-ups (nil without the hook);
+	// stopListen ends them.
+	listen     func() (stop func())
+	stopListen func()
 }
 
 // New builds a worker on a service context.
 func New(sc *svc.ServiceContext, uc *svc.UseCases) *Worker {
 	c := sc.Config
-	installIdlePoll(sc)
+	listen := installIdlePoll(sc)
 	srv := asynq.NewServerFromRedisClient(sc.Redis, asynq.Config{
 		Concurrency:              c.Concurrency,
 		Queues:                   tasks.QueueWeights,
@@ -55,29 +59,33 @@ func New(sc *svc.ServiceContext, uc *svc.UseCases) *Worker {
 			sc.Log.Warn("task failed", zap.String("task_type", t.Type()), zap.String("task_id", id), zap.Int("retried", retried), zap.Error(err))
 		}),
 	})
-	return &Worker{sc: sc, uc: uc, srv: srv}
+	return &Worker{sc: sc, uc: uc, srv: srv, listen: listen}
 }
 
 // installIdlePoll puts the idle-polling hook on the worker's Redis client
 // (its own, not the API's): one check per round answers asynq's per-queue
 // dequeue and forward calls. A Cluster client is left as it is — the queues
-// live in different slots, so one script cannot read them all.
-func installIdlePoll(sc *svc.ServiceContext) {
+// live in different slots, so one script cannot read them all. It returns
+// what starts the hook's wake-ups (idlepoll.Listen), nil on a Cluster.
+func installIdlePoll(sc *svc.ServiceContext) func() (stop func()) {
 	rdb, ok := sc.Redis.(*redis.Client) // standalone or Sentinel
 	if !ok {
-		return
+		return nil
 	}
 	queues := make([]string, 0, len(tasks.QueueWeights))
 	for q := range tasks.QueueWeights {
 		queues = append(queues, q)
 	}
 	slices.Sort(queues)
-	rdb.AddHook(idlepoll.New(idlepoll.Config{
+	hook := idlepoll.New(idlepoll.Config{
 		Queues:                   queues,
 		TaskCheckInterval:        sc.Config.TaskCheckInterval.D(),
 		DelayedTaskCheckInterval: sc.Config.DelayedTaskCheckInterval.D(),
+		WakeChannel:              idlepoll.Channel(rdb),
 		Clock:                    sc.Clock,
-	}))
+	})
+	rdb.AddHook(hook)
+	return func() func() { return hook.Listen(rdb) }
 }
 
 // Start begins processing. It returns once everything is running.
@@ -86,11 +94,15 @@ func (w *Worker) Start() error {
 	p := &periodic{
 		jobs:   c.PeriodicJobs(),
 		client: w.sc.Asynq, store: w.sc.Store, table: w.sc.Tasks, clock: w.sc.Clock, log: w.sc.Log, metrics: w.uc.Metrics,
-		tick: min(time.Second, c.SweepInterval.D()/4, c.NotifyInterval.D()/4),
+		tick:     min(time.Second, c.SweepInterval.D()/4, c.NotifyInterval.D()/4),
+		announce: func(ctx context.Context) { idlepoll.Announce(ctx, w.sc.Redis) },
 		epoch: func(ctx context.Context) (bool, string) {
 			wiped, mark, err := reconcile.ClaimEpoch(ctx, w.sc.Redis, w.sc.Clock.Now())
 			return err == nil && wiped, mark
 		},
+	}
+	if w.listen != nil {
+		w.stopListen = w.listen()
 	}
 	tasksMux := routes(w.uc, w.sc.Tasks, w.sc.Log)
 	tasksMux.Use(p.claimSlot)
@@ -148,6 +160,9 @@ func (w *Worker) Addr() string { return w.addr }
 func (w *Worker) Shutdown(ctx context.Context) {
 	if w.sched != nil {
 		w.sched.Shutdown() // its entries leave asynqmon's Schedulers tab
+	}
+	if w.stopListen != nil {
+		w.stopListen() // before the server's stop, which waits for a dequeue held for a wake-up
 	}
 	w.srv.Shutdown()
 	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)

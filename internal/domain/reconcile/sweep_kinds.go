@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"orderflow/internal/domain/order"
+	"orderflow/internal/infra/idlepoll"
 	"orderflow/internal/infra/metrics"
 	"orderflow/internal/infra/stock"
 	"orderflow/internal/infra/tasks"
@@ -183,6 +184,7 @@ func (s *Sweeper) notifications(ctx context.Context, w walkAt) (metrics.SweepKin
 	switch {
 	case err == nil:
 		count.Requeued = 1
+		idlepoll.Announce(ctx, s.Redis)
 	case errors.Is(err, asynq.ErrTaskIDConflict):
 		err = nil
 	}
@@ -303,6 +305,7 @@ func (s *Sweeper) unnotifiedPayments(ctx context.Context, w walkAt) (metrics.Swe
 			switch _, err = s.Asynq.EnqueueContext(ctx, task); {
 			case err == nil:
 				count.Requeued++
+				idlepoll.Announce(ctx, s.Redis)
 			case !errors.Is(err, asynq.ErrTaskIDConflict):
 				return count, cur, false, fmt.Errorf("queue payment query of %s: %w", a.OrderNo, err)
 			}

@@ -13,3 +13,6 @@ func Recognise(cmd redis.Cmder) string {
 	}
 	return ""
 }
+
+// Waiting reports whether a round is held for an announcement now.
+func (h *Hook) Waiting() bool { return h.waiting.Load() }

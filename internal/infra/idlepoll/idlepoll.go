@@ -13,6 +13,7 @@ package idlepoll
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"orderflow/internal/infra/clock"
@@ -37,6 +38,15 @@ type Config struct {
 	// waits for it beyond asynq's own poll (default 4 × TaskCheckInterval,
 	// at most 100 ms).
 	IdleHold time.Duration
+	// WakeChannel is where the hook's forward rounds announce the tasks
+	// they moved (Channel of the worker's client; none when empty).
+	WakeChannel string
+	// MaxWait is how long an empty round waits for an announcement while
+	// the hook listens (default 500 ms): the most a task that comes
+	// unannounced waits beyond asynq's own poll. Every path of ours that
+	// puts a task due now in a queue announces it; an asynqmon "run now" or
+	// a lost announcement does not.
+	MaxWait time.Duration
 	// Clock is the time source (the wall clock when nil).
 	Clock clock.Clock
 }
@@ -53,12 +63,17 @@ type Hook struct {
 
 	dequeueFresh, forwardFresh time.Duration
 	idleAfter, idleHold        time.Duration
+	channel                    string
+	maxWait                    time.Duration
+	wake                       chan struct{} // an announcement came (wake.go)
+	waiting                    atomic.Bool   // a round waits for one now
 
-	mu       sync.Mutex
-	lastWork time.Time // a task dequeued or forwarded
-	ready    verdict   // the last readyCheck
-	due      verdict   // the last dueCheck
-	dueUnix  int64     // the second the last dueCheck asked about
+	mu        sync.Mutex
+	listening bool      // the wake channel's subscription stands
+	lastWork  time.Time // a task dequeued or forwarded
+	ready     verdict   // the last readyCheck
+	due       verdict   // the last dueCheck
+	dueUnix   int64     // the second the last dueCheck asked about
 }
 
 // verdict is one check's answer, used once per queue (or set) of a round.
@@ -74,8 +89,10 @@ func (v *verdict) set(at time.Time, flags []bool) {
 
 func (v *verdict) clear() { *v = verdict{} }
 
-func (v *verdict) none() bool {
-	for _, f := range v.flags {
+func (v *verdict) none() bool { return none(v.flags) }
+
+func none(flags []bool) bool {
+	for _, f := range flags {
 		if f {
 			return false
 		}
@@ -94,10 +111,14 @@ func New(c Config) *Hook {
 	if c.IdleHold <= 0 {
 		c.IdleHold = min(4*c.TaskCheckInterval, 100*time.Millisecond)
 	}
+	if c.MaxWait <= 0 {
+		c.MaxWait = 500 * time.Millisecond
+	}
 	h := &Hook{
 		clock: c.Clock, queue: map[string]int{}, dueIndex: map[string]int{},
 		dequeueFresh: c.TaskCheckInterval / 4, forwardFresh: c.DelayedTaskCheckInterval / 2,
 		idleAfter: c.IdleAfter, idleHold: c.IdleHold, lastWork: c.Clock.Now(),
+		channel: c.WakeChannel, maxWait: c.MaxWait, wake: make(chan struct{}, 1),
 	}
 	for i, q := range c.Queues {
 		h.queue[q] = i
@@ -144,13 +165,14 @@ func (h *Hook) dequeue(ctx context.Context, next redis.ProcessHook, cmd redis.Cm
 	take, known := h.readyAnswer(now, i)
 	h.mu.Unlock()
 	if !known {
-		flags, err := run(ctx, next, readyCheck, 2, h.readyKeys)
+		flags, err := h.readyFlags(ctx, next)
 		if err != nil {
 			// asynq's own call meets the fault and reports it (an outage
 			// costs a failed check too: rare, and a check that fails alone
 			// must never stop the polling).
 			return next(ctx, cmd)
 		}
+		now = h.clock.Now()
 		h.mu.Lock()
 		h.ready.set(now, flags)
 		h.ready.used[i] = true
@@ -166,6 +188,24 @@ func (h *Hook) dequeue(ctx context.Context, next redis.ProcessHook, cmd redis.Cm
 		h.worked(h.clock.Now()) // a task taken: the next round checks afresh
 	}
 	return err
+}
+
+// readyFlags runs the ready check; when it finds every queue empty and the
+// hook listens for announcements, it waits for one (or MaxWait) and, if one
+// came, checks again.
+func (h *Hook) readyFlags(ctx context.Context, next redis.ProcessHook) ([]bool, error) {
+	h.drainWake()
+	flags, err := run(ctx, next, readyCheck, 2, h.readyKeys)
+	if err != nil || !none(flags) {
+		return flags, err
+	}
+	h.mu.Lock()
+	listening := h.listening
+	h.mu.Unlock()
+	if !listening || !h.waitWake(ctx) {
+		return flags, nil
+	}
+	return run(ctx, next, readyCheck, 2, h.readyKeys)
 }
 
 // readyAnswer is the last readyCheck's answer for queue i, if it still
@@ -216,6 +256,7 @@ func (h *Hook) forward(ctx context.Context, next redis.ProcessHook, cmd redis.Cm
 	err := next(ctx, cmd)
 	if n, _ := asInt(c.Val()); err == nil && n > 0 {
 		h.worked(h.clock.Now()) // tasks just landed in pending
+		h.announce(ctx, next)
 	}
 	return err
 }

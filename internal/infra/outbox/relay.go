@@ -8,6 +8,7 @@ import (
 	"errors"
 	"time"
 
+	"orderflow/internal/infra/idlepoll"
 	"orderflow/internal/infra/tasks"
 	"orderflow/internal/infra/tracing"
 	"orderflow/model"
@@ -95,6 +96,7 @@ func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fastPathTimeout)
 	defer cancel()
 	done := make([]model.OutboxKey, 0, len(rows))
+	dueNow := false
 	for _, row := range rows {
 		if row == nil {
 			continue
@@ -104,6 +106,10 @@ func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) {
 			continue
 		}
 		done = append(done, row.Key())
+		dueNow = dueNow || isDueNow(row)
+	}
+	if dueNow {
+		idlepoll.Announce(ctx, r.rdb)
 	}
 	r.deleter.add(done)
 }
@@ -170,6 +176,7 @@ func (r *Relay) Run(ctx context.Context, interval time.Duration) {
 // before it returns: the poller's next batch must not read them again.
 func (r *Relay) push(ctx context.Context, rows []model.OutboxRow) (int, error) {
 	done := make([]model.OutboxKey, 0, len(rows))
+	dueNow := false
 	var firstErr error
 	for i := range rows {
 		err := r.enqueue(ctx, &rows[i])
@@ -181,6 +188,10 @@ func (r *Relay) push(ctx context.Context, rows []model.OutboxRow) (int, error) {
 			break
 		}
 		done = append(done, rows[i].Key())
+		dueNow = dueNow || isDueNow(&rows[i])
+	}
+	if dueNow {
+		idlepoll.Announce(ctx, r.rdb)
 	}
 	if err := r.store.DeleteOutbox(context.WithoutCancel(ctx), done); err != nil {
 		return 0, err
@@ -189,6 +200,10 @@ func (r *Relay) push(ctx context.Context, rows []model.OutboxRow) (int, error) {
 }
 
 var errUnknownType = errors.New("unknown task type")
+
+// isDueNow is whether a row's task goes straight to a queue (not to asynq's
+// schedule): the workers are told (idlepoll.Announce) so they take it at once.
+func isDueNow(row *model.OutboxRow) bool { return !row.ProcessAt.After(time.Now()) }
 
 // enqueue hands one row's task to asynq. A task ID asynq already has means
 // an earlier push got through: the row is done too. The hand-off is a span
