@@ -78,8 +78,8 @@ func (s *Store) SoldCodes(ctx context.Context, orderID int64) ([]string, error) 
 	return codes, err
 }
 
-// RecycleCards moves an order's LOCKED keys to RECYCLED (sellable again) and
-// reports how many moved.
-func (s *Store) RecycleCards(ctx context.Context, orderID int64, at time.Time) (int64, error) {
-	return s.exec(ctx, `UPDATE card_keys SET status = 'RECYCLED', updated_at = ? WHERE order_id = ? AND status = 'LOCKED'`, at, orderID)
+// RecycleCardsLater moves an order's LOCKED keys to RECYCLED (sellable
+// again), held for the commit (batch.go).
+func (s *Store) RecycleCardsLater(ctx context.Context, orderID int64, at time.Time) error {
+	return s.later(ctx, `UPDATE card_keys SET status = 'RECYCLED', updated_at = ? WHERE order_id = ? AND status = 'LOCKED'`, at, orderID)
 }

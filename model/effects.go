@@ -39,19 +39,15 @@ func (s *Store) ClaimCardSale(ctx context.Context, orderID int64, at time.Time) 
 
 // InsertStockFlowLater records a stock movement that cannot have been
 // recorded before — the lock of an order being created, the sale inside the
-// transaction that claims the order's effect — so, inside a transaction, it
-// waits for the next statement's round trip. InsertStockFlow is the one
-// that answers whether the movement was new.
+// transaction that claims the order's effect, the restore inside the one
+// that closes it — so, inside a transaction, it waits for the next
+// statement's round trip (a flow is unique per order and type: a second
+// one fails the transaction).
 func (s *Store) InsertStockFlowLater(ctx context.Context, productID, orderID int64, flowType FlowKind, qty int, at time.Time) error {
 	return s.later(ctx, insertStockFlow, productID, orderID, flowType, qty, at)
 }
 
 const insertStockFlow = `INSERT INTO stock_flows (product_id, order_id, flow_type, quantity, created_at) VALUES (?, ?, ?, ?, ?)`
-
-// InsertStockFlow records a stock movement once per (order, type).
-func (s *Store) InsertStockFlow(ctx context.Context, productID, orderID int64, flowType FlowKind, qty int, at time.Time) (bool, error) {
-	return s.insertIgnoringDuplicate(ctx, insertStockFlow, productID, orderID, flowType, qty, at)
-}
 
 // Payment is one payment notification from a provider, once per
 // (provider, trade): each provider numbers its own trades.

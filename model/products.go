@@ -48,10 +48,10 @@ func (s *Store) TakeProductStock(ctx context.Context, productID int64, qty int) 
 	return n == 1, err
 }
 
-// ReturnProductStock gives qty back to a limited non-card product.
-func (s *Store) ReturnProductStock(ctx context.Context, productID int64, qty int) error {
-	_, err := s.exec(ctx, `UPDATE products SET stock = stock + ? WHERE id = ? AND stock IS NOT NULL`, qty, productID)
-	return err
+// ReturnProductStockLater gives qty back to a limited non-card product,
+// held for the commit (batch.go).
+func (s *Store) ReturnProductStockLater(ctx context.Context, productID int64, qty int) error {
+	return s.later(ctx, `UPDATE products SET stock = stock + ? WHERE id = ? AND stock IS NOT NULL`, qty, productID)
 }
 
 // SellableStock is the database's truth for a product's stock: for a card

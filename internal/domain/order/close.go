@@ -140,17 +140,19 @@ func (s *Service) Cancel(ctx context.Context, orderNo string, who Viewer) error 
 }
 
 // releaseStock gives an order's stock back in the ledger and records the
-// flow: card keys LOCKED→RECYCLED, or a limited product's stock column.
+// flow: card keys LOCKED→RECYCLED, or a limited product's stock column. Its
+// statements go with the commit: the caller's conditional move in the same
+// transaction makes this run once per order, so the flow (unique per order
+// and type) cannot meet one already there.
 func releaseStock(ctx context.Context, tx *model.Store, o *model.Order, flowType model.FlowKind, now time.Time) error {
 	if o.Kind == model.KindCard {
-		if _, err := tx.RecycleCards(ctx, o.ID, now); err != nil {
+		if err := tx.RecycleCardsLater(ctx, o.ID, now); err != nil {
 			return err
 		}
-	} else if err := tx.ReturnProductStock(ctx, o.ProductID, o.Quantity); err != nil {
+	} else if err := tx.ReturnProductStockLater(ctx, o.ProductID, o.Quantity); err != nil {
 		return err
 	}
-	_, err := tx.InsertStockFlow(ctx, o.ProductID, o.ID, flowType, o.Quantity, now)
-	return err
+	return tx.InsertStockFlowLater(ctx, o.ProductID, o.ID, flowType, o.Quantity, now)
 }
 
 // restoreRedis applies a committed restore flow to the stock counter once.
