@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -432,6 +433,13 @@ func phaseCloseAndGroup(ctx context.Context, e *benchEnv, r *Report) error {
 	if p.runs("close") {
 		logf("phase 3: %d orders expiring together (ttl %s)", p.CloseOrders, p.OrderTTL.D())
 		lo, _ := queryInt(ctx, e.db, `SELECT COALESCE(MAX(id), 0) FROM orders`)
+		if p.Profile != "" { // the burst: from the first expiry (creating takes ~1 s) for 2 s
+			dir := filepath.Join(p.Profile, "close")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			defer captureProfiles(ctx, e, s, dir, time.Now().Add(p.OrderTTL.D()+time.Second), 2*time.Second)()
+		}
 		r.Close, err = runCloseBurst(ctx, e, c)
 		hi, _ := queryInt(ctx, e.db, `SELECT COALESCE(MAX(id), 0) FROM orders`)
 		e.closeIDs = [2]int64{lo, hi}
