@@ -41,7 +41,7 @@ func handleOrderClose(uc *svc.UseCases) asynq.HandlerFunc {
 		if err := tasks.Decode(t, &p); err != nil {
 			return err
 		}
-		_, err := uc.Orders.Close(ctx, p.OrderNo, order.CloseExpired)
+		err := uc.Orders.Expire(ctx, p.OrderNo)
 		if errors.Is(err, order.ErrNotFound) {
 			return fmt.Errorf("close %s: %w: %w", p.OrderNo, err, asynq.SkipRetry)
 		}

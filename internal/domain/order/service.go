@@ -60,8 +60,9 @@ type Service struct {
 	pay      *pay.Registry
 	// shortChecks rate-limits the ledger checks of short stock counters.
 	shortChecks *shortChecks
-	// batcher gathers concurrent activate tasks into batches (nil: off).
-	batcher *batcher
+	// batcher gathers concurrent activate tasks into batches, closer the
+	// close tasks (nil: off).
+	batcher, closer *batcher
 	// created remembers the orders this process created, for their payment
 	// (created.go).
 	created *ttlcache.Cache[string, createdOrder]
@@ -87,6 +88,7 @@ func New(d Deps, s Settings) *Service {
 	}
 	if s.ActivateBatch > 1 {
 		svc.batcher = newBatcher(s.ActivateBatch, activateLeaders, activatePatience, svc.activateBatch)
+		svc.closer = newBatcher(s.ActivateBatch, activateLeaders, activatePatience, svc.closeBatch)
 	}
 	return svc
 }
