@@ -445,6 +445,13 @@ func TestIdempotencyKey(t *testing.T) {
 	if json.Unmarshal(raw, &res) != nil || st != 200 || res.OrderNo != first || res.Status == "pending" {
 		t.Errorf("retry after payment: status %d body %s; want 200, order %s, not pending", st, raw, first)
 	}
+	// Once delivered, it answers the order finished (and the answer keeps to
+	// the document, which the contract client checks).
+	s.WaitStatus(t, first, model.OrderFinished, 10*time.Second)
+	st, raw = dc.Raw(t, "POST", "/api/v1/orders", body, "Idempotency-Key", "key-1")
+	if json.Unmarshal(raw, &res) != nil || st != 200 || res.OrderNo != first || res.Status != "finished" {
+		t.Errorf("retry after delivery: status %d body %s; want 200, order %s, finished", st, raw, first)
+	}
 
 	// Retries that race while only one order's worth of stock is left must
 	// still all get that order, not 409 out_of_stock.
