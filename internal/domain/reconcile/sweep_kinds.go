@@ -99,11 +99,22 @@ func (s *Sweeper) pendingOrders(ctx context.Context, w walkAt, limit int) ([]obj
 	})
 }
 
-// paidOrders: a paid order's activation task.
+// paidOrders: a paid order's activation task. An order paid (or released
+// back to paid) longer ago than a claim may last, plus two sweep intervals,
+// whose task asynq still holds, had it taken by a worker that died — running,
+// or waiting for a batch: asynq takes it back only after its lease (30 s)
+// and a check once a minute. It is re-queued at once instead (taskID ""):
+// the new generation activates it, and should the old task run too, the
+// claim (a conditional move) lets one of them deliver.
 func (s *Sweeper) paidOrders(ctx context.Context, w walkAt, limit int) ([]object, error) {
 	orders, err := s.Store.OrdersPage(ctx, model.OrderPaid, w.start, w.cur, limit)
+	stale := s.Orders.ClaimCutoff().Add(-4 * s.Budget)
 	return objectsOf(orders, err, func(o *model.Order) object {
-		return object{cur: orderCursor(o), taskID: tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen),
+		id := tasks.ID(tasks.TypeOrderActivate, o.OrderNo, o.ActivateGen)
+		if o.UpdatedAt.Before(stale) {
+			id = ""
+		}
+		return object{cur: orderCursor(o), taskID: id,
 			requeue: func(ctx context.Context) (bool, error) { return s.Orders.RequeueActivation(ctx, o) }}
 	})
 }
