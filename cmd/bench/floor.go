@@ -138,6 +138,7 @@ func (r *floorRig) point(ctx context.Context, conns int) (FloorPoint, error) {
 			return FloorPoint{}, err
 		}
 	}
+	quiesce(ctx, r.admin, fmt.Sprintf("the floor at %d connections", conns))
 	pt, err := floorPoint(ctx, r.server, r.dbName, conns, r.products, r.userID, r.p.FloorWarmup.D(), r.p.FloorTime.D(), r.mariadbPID)
 	if err != nil {
 		return pt, fmt.Errorf("floor at %d connections: %w", conns, err)

@@ -45,6 +45,7 @@ func phaseGrowth(ctx context.Context, e *benchEnv, r *Report, expected float64) 
 			_ = s.stop()
 			return err
 		}
+		quiesce(ctx, e.db, "the closed loop on the grown ledger")
 		b0 := scrapeBatches(ctx, e, s)
 		res, err := runClosedLoop(ctx, e, e.client(s))
 		if err == nil {

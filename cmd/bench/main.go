@@ -339,6 +339,7 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 		return err
 	}
 	logf("fixtures ready in %.1fs (%d keys)", time.Since(t).Seconds(), e.fx.keys)
+	quiesce(ctx, e.db, "the closed loop")
 	c := e.client(s)
 	w := watched{"api": {s.api.Pid()}, "bench": {os.Getpid()}}
 	if addr, err := mysqlHostPort(p.MySQL); err == nil {
