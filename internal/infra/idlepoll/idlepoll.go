@@ -4,7 +4,9 @@
 // forward script once per scheduled and retry set every round. A go-redis
 // hook on the worker's client answers those calls from one read-only check
 // of all the queues per round, and, once the worker has been idle for a
-// while, reuses an "all empty" answer for a few rounds. asynq's scripts
+// while, reuses an "all empty" answer for a few rounds; while a queue keeps
+// yielding tasks, one check answers the next rounds too (took), so a busy
+// worker does not pay a check before every dequeue. asynq's scripts
 // still do every move: the hook only answers "nothing here" when its check
 // (read an instant before) said so — a task that arrives after the check
 // is found by the next round, as it would be after asynq's own check.
@@ -12,6 +14,7 @@ package idlepoll
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,6 +65,7 @@ type Hook struct {
 	dueIndex  map[string]int
 
 	dequeueFresh, forwardFresh time.Duration
+	carryFor                   time.Duration // a check answers rounds after a take this long (took)
 	idleAfter, idleHold        time.Duration
 	channel                    string
 	maxWait                    time.Duration
@@ -78,13 +82,14 @@ type Hook struct {
 
 // verdict is one check's answer, used once per queue (or set) of a round.
 type verdict struct {
-	at    time.Time
-	flags []bool
-	used  []bool
+	at      time.Time
+	flags   []bool
+	used    []bool
+	carried int // rounds after a take it has answered (took)
 }
 
 func (v *verdict) set(at time.Time, flags []bool) {
-	v.at, v.flags, v.used = at, flags, make([]bool, len(flags))
+	*v = verdict{at: at, flags: flags, used: make([]bool, len(flags))}
 }
 
 func (v *verdict) clear() { *v = verdict{} }
@@ -116,7 +121,7 @@ func New(c Config) *Hook {
 	}
 	h := &Hook{
 		clock: c.Clock, queue: map[string]int{}, dueIndex: map[string]int{},
-		dequeueFresh: c.TaskCheckInterval / 4, forwardFresh: c.DelayedTaskCheckInterval / 2,
+		dequeueFresh: c.TaskCheckInterval / 4, forwardFresh: c.DelayedTaskCheckInterval / 2, carryFor: c.TaskCheckInterval,
 		idleAfter: c.IdleAfter, idleHold: c.IdleHold, lastWork: c.Clock.Now(),
 		channel: c.WakeChannel, maxWait: c.MaxWait, wake: make(chan struct{}, 1),
 	}
@@ -184,10 +189,42 @@ func (h *Hook) dequeue(ctx context.Context, next redis.ProcessHook, cmd redis.Cm
 		return redis.Nil
 	}
 	err := next(ctx, cmd)
-	if err == nil {
-		h.worked(h.clock.Now()) // a task taken: the next round checks afresh
+	switch {
+	case err == nil:
+		h.took(h.clock.Now(), i)
+	case errors.Is(err, redis.Nil):
+		h.mu.Lock()
+		if i < len(h.ready.flags) {
+			h.ready.flags[i] = false // the script found it empty
+		}
+		h.mu.Unlock()
 	}
 	return err
+}
+
+// maxCarry bounds the rounds one check answers after takes (took).
+const maxCarry = 16
+
+// took notes a task taken from queue i. The worker is not idle, and the
+// next round answers from the same check — queue i as ready (it just
+// yielded a task; asynq's script finds out whether that was the last), the
+// others as the check found them — while the check is younger than a task
+// check interval and has answered fewer than maxCarry rounds: a busy worker
+// pays one call a task to dequeue, not a check and a call. A task arriving
+// meanwhile in a queue the check found empty waits at most one more check
+// interval, as it would for asynq's own poll.
+func (h *Hook) took(now time.Time, i int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastWork = now
+	v := &h.ready
+	if v.at.IsZero() || now.Sub(v.at) >= h.carryFor || v.carried >= maxCarry {
+		v.clear()
+		return
+	}
+	v.carried++
+	v.flags[i] = true
+	clear(v.used)
 }
 
 // readyFlags runs the ready check; when it finds every queue empty and the
@@ -218,11 +255,21 @@ func (h *Hook) readyAnswer(now time.Time, i int) (take, known bool) {
 		return false, false
 	case now.Sub(h.lastWork) >= h.idleAfter && v.none() && now.Sub(v.at) < h.idleHold:
 		return false, true
-	case now.Sub(v.at) < h.dequeueFresh && !v.used[i]:
+	case now.Sub(v.at) < h.freshFor(v) && !v.used[i]:
 		v.used[i] = true
 		return v.flags[i], true
 	}
 	return false, false
+}
+
+// freshFor is how long v answers a round: a check answers its own round
+// within a quarter of the check interval, and rounds after takes within
+// one (took).
+func (h *Hook) freshFor(v *verdict) time.Duration {
+	if v.carried > 0 {
+		return h.carryFor
+	}
+	return h.dequeueFresh
 }
 
 // forward answers one set's forward call: 0 moved when the round's check

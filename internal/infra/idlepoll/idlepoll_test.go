@@ -238,3 +238,65 @@ func TestIdleServerPollsLittleAndRunsTasks(t *testing.T) {
 		wait("burst", 5*time.Second)
 	}
 }
+
+// TestBusyServerDequeuesWithoutACheckPerTask: while a queue keeps yielding
+// tasks, the hook lets asynq's dequeue script run without a ready check
+// before each one (a check would find what the script finds): a drain of
+// many tasks costs about two calls a task (dequeue, done) on the wire, not
+// three. Every task still runs once.
+func TestBusyServerDequeuesWithoutACheckPerTask(t *testing.T) {
+	t.Parallel()
+	rdb := client(t)
+	wire := newRecorder()
+	rdb.AddHook(idlepoll.New(idlepoll.Config{Queues: []string{"a", "b"},
+		TaskCheckInterval: 20 * time.Millisecond, DelayedTaskCheckInterval: 50 * time.Millisecond}))
+	rdb.AddHook(wire)
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	enq := asynq.NewClientFromRedisClient(rdb)
+	if err := insp.PauseQueue("a"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 400
+	for i := range n {
+		if _, err := enq.Enqueue(asynq.NewTask("t", nil), asynq.Queue("a"), asynq.TaskID(fmt.Sprint("busy-", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ran sync.Map
+	var count atomic.Int64
+	all := make(chan struct{})
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Queues: map[string]int{"a": 2, "b": 1}, Concurrency: 8,
+		TaskCheckInterval: 20 * time.Millisecond, DelayedTaskCheckInterval: 50 * time.Millisecond,
+		LogLevel: asynq.FatalLevel,
+	})
+	err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, task *asynq.Task) error {
+		id, _ := asynq.GetTaskID(ctx)
+		if _, dup := ran.LoadOrStore(id, true); dup {
+			t.Errorf("task %s ran twice", id)
+		}
+		if count.Add(1) == n {
+			close(all)
+		}
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+
+	before := wire.total.Load()
+	if err := insp.UnpauseQueue("a"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-all:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%d of %d tasks ran within 30 s", count.Load(), n)
+	}
+	calls := wire.total.Load() - before
+	t.Logf("drained %d tasks with %d Redis calls (%.2f a task)", n, calls, float64(calls)/n)
+	if perTask := float64(calls) / n; perTask > 2.4 {
+		t.Errorf("drain cost %.2f Redis calls a task, want ≤ 2.4 (dequeue and done, checks shared)", perTask)
+	}
+}
