@@ -31,10 +31,16 @@ func Channel(rdb redis.UniversalClient) string {
 // Announce tells the workers on rdb that a task due now was enqueued. Best
 // effort, and nothing on a Cluster, where no hook listens.
 func Announce(ctx context.Context, rdb redis.UniversalClient) {
+	AnnounceIn(ctx, rdb, rdb)
+}
+
+// AnnounceIn is Announce as one command of a pipeline (or any cmdable) on
+// rdb, to share a round trip with other work.
+func AnnounceIn(ctx context.Context, p redis.Cmdable, rdb redis.UniversalClient) {
 	if _, ok := rdb.(*redis.ClusterClient); ok {
 		return
 	}
-	_ = rdb.Publish(ctx, Channel(rdb), "1").Err()
+	_ = p.Publish(ctx, Channel(rdb), "1").Err()
 }
 
 // Listen subscribes the hook to rdb's wake channel and returns the function

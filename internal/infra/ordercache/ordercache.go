@@ -31,7 +31,13 @@ const OpTimeout = 300 * time.Millisecond
 // standalone Redis (go-redis splits it per slot on a Cluster). Redis being
 // down is logged, not returned: the entries expire by TTL.
 func Drop(ctx context.Context, rdb redis.UniversalClient, log *zap.Logger, orders ...model.OrderRef) {
-	if len(orders) == 0 {
+	DropAnd(ctx, rdb, log, nil, orders...)
+}
+
+// DropAnd is Drop with more commands (also, when not nil) in the same round
+// trip, after the DELs.
+func DropAnd(ctx context.Context, rdb redis.UniversalClient, log *zap.Logger, also func(redis.Pipeliner), orders ...model.OrderRef) {
+	if len(orders) == 0 && also == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
@@ -41,9 +47,12 @@ func Drop(ctx context.Context, rdb redis.UniversalClient, log *zap.Logger, order
 			p.Del(ctx, KeyNo(o.No))
 			p.Del(ctx, KeyID(o.ID))
 		}
+		if also != nil {
+			also(p)
+		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && len(orders) > 0 { // a lost wake-up costs latency only (idlepoll)
 		nos := make([]string, len(orders))
 		for i, o := range orders {
 			nos[i] = o.No

@@ -89,9 +89,11 @@ const fastPathTimeout = 500 * time.Millisecond
 // them. If a row met one already waiting with its task ID (so it was not
 // written), this still sends the task — asynq takes it once — and the
 // waiting row, whose key differs, is left to its own writer or the poller.
-func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) {
+// It reports whether a task due now went in: the caller announces it
+// (idlepoll.AnnounceIn), in the round trip of its own after-commit work.
+func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) (wake bool) {
 	if len(rows) == 0 {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fastPathTimeout)
 	defer cancel()
@@ -108,10 +110,8 @@ func (r *Relay) SendRows(ctx context.Context, rows ...*model.OutboxRow) {
 		done = append(done, row.Key())
 		dueNow = dueNow || isDueNow(row)
 	}
-	if dueNow {
-		idlepoll.Announce(ctx, r.rdb)
-	}
 	r.deleter.add(done)
+	return dueNow
 }
 
 // Flush waits until the rows SendRows handed to asynq are deleted (or ctx
