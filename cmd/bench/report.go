@@ -67,7 +67,7 @@ type Resource struct {
 	Note       string  `json:"note,omitempty"`
 }
 
-// Target is one "done when" bar of issue 8.
+// Target is one "done when" bar of issue 18.
 type Target struct {
 	What  string `json:"what"`
 	Value string `json:"value"`
