@@ -1,0 +1,92 @@
+package crashes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"orderflow/internal/infra/failpoint"
+	"orderflow/internal/infra/stock"
+	"orderflow/internal/testenv"
+	"orderflow/model"
+	"orderflow/svc"
+)
+
+// TestWorkerKilledMidCloseBatchEveryOrderClosesOnce: close tasks pile up
+// while no worker runs, so a real worker process takes them together and
+// closes them in one transaction (closebatch.go); it dies after that commit,
+// at the Redis counter restore of the order created last, with the restores
+// of the batch not all done. A clean worker then leaves every order closed
+// once — one close event, one restore flow, its key recycled once, nothing
+// LOCKED — and the stock counter equal to the ledger.
+func TestWorkerKilledMidCloseBatchEveryOrderClosesOnce(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) { c.OrderTTL = svc.Duration(time.Second) }})
+	sh := newShop(t, s, n+4)
+	var group []*placed
+	for range n {
+		group = append(group, place(t, s, sh, "card", 1))
+	}
+	armed := group[n-1].order.OrderNo
+	// Every close task due (expire_at rounded up to the second) before the worker starts.
+	last := s.OrderRow(t, armed).ExpireAt.Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(last.Add(200 * time.Millisecond)))
+
+	w := testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, failpoint.StockRestore+"=exit@"+armed)
+	if code := w.WaitExit(t, 30*time.Second); code != failpoint.ExitCode {
+		t.Fatalf("worker exited %d, want %d (died at the failpoint); output:\n%s", code, failpoint.ExitCode, w.Out.String())
+	}
+	if out := w.Out.String(); !strings.Contains(out, "failpoint "+failpoint.StockRestore+" fired for "+armed) {
+		t.Fatalf("worker exited 77 but not at the armed point; output:\n%s", out)
+	}
+	// The batch committed before the worker died: the armed order is closed,
+	// with others at the same instant, and its stock is not yet back in Redis.
+	if got := s.OrderRow(t, armed).Status.String(); got != "closed" {
+		t.Fatalf("armed order %s is %s right after the crash, want closed (the batch committed)", armed, got)
+	}
+	ids := make([]string, n)
+	for i, p := range group {
+		ids[i] = fmt.Sprint(p.orderID)
+	}
+	in := strings.Join(ids, ",")
+	if m := s.Count(t, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM orders WHERE id IN (`+in+`) AND status = ? GROUP BY closed_at) AS b`, model.OrderClosed); m < 2 {
+		t.Fatalf("at most %d orders closed at the same instant, want the armed order in a batch of ≥ 2", m)
+	}
+
+	s.StartWorker(t)
+	for _, p := range group {
+		waitStatus(t, s, p.order.OrderNo, "closed", 30*time.Second)
+	}
+	sellable := func() int64 {
+		return s.Count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED')`, sh.card)
+	}
+	testenv.Eventually(t, 60*time.Second, "the card's stock counter equal to the ledger", func() (bool, error) {
+		got, ok, err := stock.NewCounter(s.SC.Redis).Get(context.Background(), sh.card)
+		if err != nil {
+			return false, err
+		}
+		want := sellable()
+		return ok && got == want, fmt.Errorf("redis %d (present %v), ledger %d", got, ok, want)
+	})
+	for _, p := range group {
+		v := adminGetOrder(t, s, p.order.OrderNo)
+		if c := v.count("pending", "closed", ""); c != 1 {
+			t.Errorf("order %s: %d pending→closed events, want 1; events %+v", p.order.OrderNo, c, v.Events)
+		}
+		if c := s.Count(t, `SELECT COUNT(*) FROM stock_flows WHERE order_id = ? AND flow_type = ?`, p.orderID, model.FlowCloseRestore); c != 1 {
+			t.Errorf("order %s: %d close-restore stock flows, want 1", p.order.OrderNo, c)
+		}
+		if c := s.Count(t, `SELECT COUNT(*) FROM card_keys WHERE order_id = ? AND status = 'RECYCLED'`, p.orderID); c != 1 {
+			t.Errorf("order %s: %d recycled keys, want 1", p.order.OrderNo, c)
+		}
+	}
+	if c := s.Count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'LOCKED'`, sh.card); c != 0 {
+		t.Errorf("%d card keys still LOCKED, want 0", c)
+	}
+	if got, want := sellable(), int64(n+4); got != want {
+		t.Errorf("%d sellable keys after every order closed, want all %d", got, want)
+	}
+}
