@@ -16,7 +16,7 @@ import (
 // waiting for it, and the line its delivery applies.
 type batchClaim struct {
 	*claim
-	task *activation
+	task *batchTask
 	log  *zap.Logger
 	line model.Line
 }
@@ -30,7 +30,7 @@ type batchClaim struct {
 // handled as the one-order path handles it, alone; a delivery transaction
 // that fails — one poison order is enough — is rolled back and its orders
 // delivered one by one, so the others are neither failed nor held up.
-func (s *Service) activateBatch(ctx context.Context, batch []*activation) {
+func (s *Service) activateBatch(ctx context.Context, batch []*batchTask) {
 	s.metrics.ActivationBatch(len(batch))
 	if len(batch) == 1 {
 		batch[0].err = s.activateOne(ctx, batch[0].orderNo, batch[0].taskID)
@@ -47,7 +47,7 @@ func (s *Service) activateBatch(ctx context.Context, batch []*activation) {
 // and under its attempt cap. It returns the claims and the tasks that must
 // go the one-order way; a task whose order someone else moved first is
 // done (nothing to do), as in claim.
-func (s *Service) claimBatch(ctx context.Context, batch []*activation) (claimed []*batchClaim, alone []*activation) {
+func (s *Service) claimBatch(ctx context.Context, batch []*batchTask) (claimed []*batchClaim, alone []*batchTask) {
 	nos := make([]string, len(batch))
 	for i, a := range batch {
 		nos[i] = a.orderNo

@@ -8,42 +8,42 @@ import (
 	"time"
 )
 
-// batcher gathers the activate tasks a worker runs at the same time into
-// batches. A task that arrives while fewer than `leaders` batches are
-// running leads one at once: it takes itself and whoever is waiting (up to
-// max) and runs them. A task that arrives while they all run waits; when a
-// batch ends and tasks are waiting, its leader hands the lead to the oldest
-// waiter. So a lone task runs alone with no added latency, and under load
-// the tasks that queued behind a running batch go together in the next —
-// a batch never waits for company. A task never waits longer than
-// `patience` for a lead either: if the running batches are slow (a lock
-// wait, a slow statement), it leads one of its own with whoever waits, so
-// a stalled batch holds up only its own orders.
+// batcher gathers the tasks of one kind (activations, or closes) a worker
+// runs at the same time into batches. A task that arrives while fewer than
+// `leaders` batches are running leads one at once: it takes itself and
+// whoever is waiting (up to max) and runs them. A task that arrives while
+// they all run waits; when a batch ends and tasks are waiting, its leader
+// hands the lead to the oldest waiter. So a lone task runs alone with no
+// added latency, and under load the tasks that queued behind a running
+// batch go together in the next — a batch never waits for company. A task
+// never waits longer than `patience` for a lead either: if the running
+// batches are slow (a lock wait, a slow statement), it leads one of its own
+// with whoever waits, so a stalled batch holds up only its own orders.
 type batcher struct {
 	max, leaders int
 	patience     time.Duration
-	run          func(ctx context.Context, batch []*activation)
+	run          func(ctx context.Context, batch []*batchTask)
 
 	mu      sync.Mutex
-	waiting []*activation
+	waiting []*batchTask
 	running int
 }
 
-// activation is one task in the batcher: what it asks and, when its batch
-// is done, its outcome.
-type activation struct {
+// batchTask is one task in the batcher (an activation or a close): what it
+// asks and, when its batch is done, its outcome.
+type batchTask struct {
 	orderNo, taskID string
 	err             error
 	wake            chan bool // true: lead a batch; false: done, err is the outcome
 }
 
-func newBatcher(max, leaders int, patience time.Duration, run func(context.Context, []*activation)) *batcher {
+func newBatcher(max, leaders int, patience time.Duration, run func(context.Context, []*batchTask)) *batcher {
 	return &batcher{max: max, leaders: leaders, patience: patience, run: run}
 }
 
 // do runs a through a batch and returns its outcome.
 func (b *batcher) do(ctx context.Context, orderNo, taskID string) error {
-	a := &activation{orderNo: orderNo, taskID: taskID, wake: make(chan bool, 1)}
+	a := &batchTask{orderNo: orderNo, taskID: taskID, wake: make(chan bool, 1)}
 	b.mu.Lock()
 	if b.running < b.leaders {
 		b.running++
@@ -72,7 +72,7 @@ func (b *batcher) do(ctx context.Context, orderNo, taskID string) error {
 }
 
 // outcome is a woken task's: lead a batch, or the result of the one it was in.
-func (b *batcher) outcome(ctx context.Context, a *activation, lead bool) error {
+func (b *batcher) outcome(ctx context.Context, a *batchTask, lead bool) error {
 	if lead {
 		return b.lead(ctx, a)
 	}
@@ -80,10 +80,10 @@ func (b *batcher) outcome(ctx context.Context, a *activation, lead bool) error {
 }
 
 // lead runs a batch of a and the oldest waiters, then hands the lead on.
-func (b *batcher) lead(ctx context.Context, a *activation) error {
+func (b *batcher) lead(ctx context.Context, a *batchTask) error {
 	b.mu.Lock()
 	n := min(len(b.waiting), b.max-1)
-	batch := append([]*activation{a}, b.waiting[:n]...)
+	batch := append([]*batchTask{a}, b.waiting[:n]...)
 	b.waiting = b.waiting[n:]
 	b.mu.Unlock()
 
@@ -107,7 +107,7 @@ func (b *batcher) lead(ctx context.Context, a *activation) error {
 // runSafely runs a batch; a panic fails its tasks (asynq retries them, and
 // a claim left behind is taken over or reset) instead of leaving the
 // waiters and the lead stranded.
-func (b *batcher) runSafely(ctx context.Context, batch []*activation) {
+func (b *batcher) runSafely(ctx context.Context, batch []*batchTask) {
 	defer func() {
 		if p := recover(); p != nil {
 			for _, a := range batch {

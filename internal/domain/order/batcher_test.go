@@ -22,7 +22,7 @@ func newRecorder() *recorder {
 	return &recorder{started: make(chan int, 100), release: make(chan struct{}, 100)}
 }
 
-func (r *recorder) run(_ context.Context, batch []*activation) {
+func (r *recorder) run(_ context.Context, batch []*batchTask) {
 	nos := make([]string, len(batch))
 	for i, a := range batch {
 		nos[i] = a.orderNo
@@ -110,7 +110,7 @@ func TestBatcherPatienceAndPanic(t *testing.T) {
 		}
 	}
 
-	p := newBatcher(16, 1, time.Hour, func(context.Context, []*activation) { panic("boom") })
+	p := newBatcher(16, 1, time.Hour, func(context.Context, []*batchTask) { panic("boom") })
 	if err := p.do(context.Background(), "x", "t"); err == nil || err.Error() != "activate x: batch panicked: boom" {
 		t.Errorf("a panicking batch = %v, want its task failed", err)
 	}

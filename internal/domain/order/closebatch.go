@@ -30,7 +30,7 @@ func (s *Service) Expire(ctx context.Context, orderNo string) error {
 // orders still pending are locked, closed together and committed; then
 // each one's Redis counter is restored, as Close does. A transaction that
 // fails is rolled back and its orders closed one by one.
-func (s *Service) closeBatch(ctx context.Context, batch []*activation) {
+func (s *Service) closeBatch(ctx context.Context, batch []*batchTask) {
 	if len(batch) == 1 {
 		batch[0].err = s.expireOne(ctx, batch[0].orderNo)
 		return
@@ -49,8 +49,8 @@ func (s *Service) closeBatch(ctx context.Context, batch []*activation) {
 		byNo[orders[i].OrderNo] = &orders[i]
 	}
 	now := s.clock.Now()
-	var cands []*activation
-	var alone []*activation
+	var cands []*batchTask
+	var alone []*batchTask
 	seen := map[string]bool{}
 	for _, a := range batch {
 		o := byNo[a.orderNo]
@@ -79,7 +79,7 @@ func (s *Service) expireOne(ctx context.Context, orderNo string) error {
 	return err
 }
 
-func (s *Service) closeAlone(ctx context.Context, tasks []*activation) {
+func (s *Service) closeAlone(ctx context.Context, tasks []*batchTask) {
 	for _, a := range tasks {
 		a.err = s.expireOne(ctx, a.orderNo)
 	}
@@ -89,7 +89,7 @@ func (s *Service) closeAlone(ctx context.Context, tasks []*activation) {
 // transaction and restores their counters; it returns the tasks left for
 // the one-order way (a payment started, the order moved since the read, the
 // transaction failed).
-func (s *Service) closeTogether(ctx context.Context, cands []*activation, byNo map[string]*model.Order) (alone []*activation) {
+func (s *Service) closeTogether(ctx context.Context, cands []*batchTask, byNo map[string]*model.Order) (alone []*batchTask) {
 	ids := make([]int64, len(cands))
 	for i, a := range cands {
 		ids[i] = byNo[a.orderNo].ID
@@ -98,7 +98,7 @@ func (s *Service) closeTogether(ctx context.Context, cands []*activation, byNo m
 	if err != nil {
 		return cands
 	}
-	var ready []*activation
+	var ready []*batchTask
 	for _, a := range cands {
 		if started[byNo[a.orderNo].ID] {
 			alone = append(alone, a)
@@ -110,7 +110,7 @@ func (s *Service) closeTogether(ctx context.Context, cands []*activation, byNo m
 		return alone
 	}
 	now := s.clock.Now()
-	var closed []*activation
+	var closed []*batchTask
 	err = s.store.InTx(ctx, func(tx *model.Store) error {
 		closed = closed[:0]
 		ids := make([]int64, len(ready))
@@ -139,7 +139,7 @@ func (s *Service) closeTogether(ctx context.Context, cands []*activation, byNo m
 		s.log.Warn("batch close failed; its orders close one by one", zap.Int("orders", len(ready)), zap.Error(err))
 		return append(alone, ready...)
 	}
-	done := make(map[*activation]bool, len(closed))
+	done := make(map[*batchTask]bool, len(closed))
 	eachConcurrently(len(closed), func(i int) {
 		a := closed[i]
 		o := byNo[a.orderNo]
