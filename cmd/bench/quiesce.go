@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
 )
 
@@ -71,8 +70,8 @@ func quiesce(ctx context.Context, db *sql.DB, what string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	logf("quiesce before %s: %s", what, fmt.Sprintf("%d dirty pages, checkpoint age %.1f MiB → %d, %.1f MiB in %.1f s",
-		before.dirty, float64(before.checkpointAge)/(1<<20), s.dirty, float64(s.checkpointAge)/(1<<20), time.Since(start).Seconds()))
+	logf("quiesce before %s: %d dirty pages, checkpoint age %.1f MiB → %d, %.1f MiB in %.1f s", what,
+		before.dirty, float64(before.checkpointAge)/(1<<20), s.dirty, float64(s.checkpointAge)/(1<<20), time.Since(start).Seconds())
 }
 
 // setGlobals sets each global variable to an expression in turn and returns
