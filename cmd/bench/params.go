@@ -112,7 +112,7 @@ func parseParams(args []string) (Params, error) {
 		RedisAddr: "127.0.0.1:6379", RedisDB: 13,
 		Phases:     append([]string(nil), allPhases...),
 		FloorConns: []int{8, 32}, FloorWarmup: Duration(time.Second), FloorTime: Duration(8 * time.Second),
-		Workers: 2, Concurrency: 20, DBMaxOpen: 32, Clients: 16, Backlog: 64, Users: 256, Products: 1,
+		Workers: 1, Concurrency: 40, DBMaxOpen: 32, Clients: 16, Backlog: 64, Users: 256, Products: 1,
 		Warmup: Duration(3 * time.Second), Steady: Duration(20 * time.Second), HalfTime: Duration(20 * time.Second),
 		Pay: "direct", CloseOrders: 1000, OrderTTL: Duration(10 * time.Second),
 		GroupSize: 1000, GroupLead: Duration(6 * time.Second), Census: 300,
@@ -131,8 +131,8 @@ func parseParams(args []string) (Params, error) {
 	fs.Var(&conns, "floor-conns", "raw floor pool sizes (workers = connections)")
 	fs.Var(&p.FloorWarmup, "floor-warmup", "raw floor: discarded start of each point")
 	fs.Var(&p.FloorTime, "floor-time", "raw floor: measured time of each point")
-	fs.IntVar(&p.Workers, "workers", p.Workers, "queue worker processes (1 or 2)")
-	fs.IntVar(&p.Concurrency, "concurrency", p.Concurrency, "ORDERFLOW_CONCURRENCY of each worker")
+	fs.IntVar(&p.Workers, "workers", p.Workers, "queue worker processes, 1..4 (on one small box one process is the deployment: two on the same cores halve its batches and cost ~40 % more CPU per order; see docs/performance.md)")
+	fs.IntVar(&p.Concurrency, "concurrency", p.Concurrency, "ORDERFLOW_CONCURRENCY of each worker (default 40: the in-flight activations two workers at the product default of 20 allowed, in one process)")
 	fs.IntVar(&p.DBMaxOpen, "db-max-open", p.DBMaxOpen, "ORDERFLOW_DB_MAX_OPEN of each worker")
 	fs.IntVar(&p.Clients, "clients", p.Clients, "closed-loop HTTP clients")
 	fs.IntVar(&p.Backlog, "backlog", p.Backlog, "closed loop: clients wait while this many activations are queued or running")
