@@ -20,6 +20,7 @@ import (
 // batches are slow (a lock wait, a slow statement), it leads one of its own
 // with whoever waits, so a stalled batch holds up only its own orders.
 type batcher struct {
+	op           string // what its batches do ("activate", "close"): a failed task's error names it
 	max, leaders int
 	patience     time.Duration
 	run          func(ctx context.Context, batch []*batchTask)
@@ -37,8 +38,8 @@ type batchTask struct {
 	wake            chan bool // true: lead a batch; false: done, err is the outcome
 }
 
-func newBatcher(max, leaders int, patience time.Duration, run func(context.Context, []*batchTask)) *batcher {
-	return &batcher{max: max, leaders: leaders, patience: patience, run: run}
+func newBatcher(op string, max, leaders int, patience time.Duration, run func(context.Context, []*batchTask)) *batcher {
+	return &batcher{op: op, max: max, leaders: leaders, patience: patience, run: run}
 }
 
 // do runs a through a batch and returns its outcome.
@@ -111,7 +112,7 @@ func (b *batcher) runSafely(ctx context.Context, batch []*batchTask) {
 	defer func() {
 		if p := recover(); p != nil {
 			for _, a := range batch {
-				a.err = fmt.Errorf("activate %s: batch panicked: %v", a.orderNo, p)
+				a.err = fmt.Errorf("%s %s: batch panicked: %v", b.op, a.orderNo, p)
 			}
 		}
 	}()

@@ -50,7 +50,7 @@ func waitStarted(t *testing.T, r *recorder) int {
 // busy go together in the next batch; every task gets its own outcome.
 func TestBatcherGathersWhatWaits(t *testing.T) {
 	r := newRecorder()
-	b := newBatcher(16, 1, time.Hour, r.run)
+	b := newBatcher("activate", 16, 1, time.Hour, r.run)
 	errs := make(chan error, 10)
 	go func() { errs <- b.do(context.Background(), "first", "t") }()
 	if n := waitStarted(t, r); n != 1 {
@@ -94,7 +94,7 @@ func TestBatcherGathersWhatWaits(t *testing.T) {
 // patience, and a batch that panics fails its tasks instead of stranding them.
 func TestBatcherPatienceAndPanic(t *testing.T) {
 	r := newRecorder()
-	b := newBatcher(16, 1, 20*time.Millisecond, r.run)
+	b := newBatcher("activate", 16, 1, 20*time.Millisecond, r.run)
 	errs := make(chan error, 2)
 	go func() { errs <- b.do(context.Background(), "stalled", "t") }()
 	waitStarted(t, r)
@@ -110,11 +110,13 @@ func TestBatcherPatienceAndPanic(t *testing.T) {
 		}
 	}
 
-	p := newBatcher(16, 1, time.Hour, func(context.Context, []*batchTask) { panic("boom") })
-	if err := p.do(context.Background(), "x", "t"); err == nil || err.Error() != "activate x: batch panicked: boom" {
-		t.Errorf("a panicking batch = %v, want its task failed", err)
-	}
-	if p.running != 0 {
-		t.Errorf("after a panic %d batches count as running, want 0", p.running)
+	for _, op := range []string{"activate", "close"} { // the error names the batch's own operation
+		p := newBatcher(op, 16, 1, time.Hour, func(context.Context, []*batchTask) { panic("boom") })
+		if err := p.do(context.Background(), "x", "t"); err == nil || err.Error() != op+" x: batch panicked: boom" {
+			t.Errorf("a panicking %s batch = %v, want its task failed with %q", op, err, op+" x: batch panicked: boom")
+		}
+		if p.running != 0 {
+			t.Errorf("after a panic %d batches count as running, want 0", p.running)
+		}
 	}
 }

@@ -87,8 +87,8 @@ func New(d Deps, s Settings) *Service {
 		created: newCreatedCache(),
 	}
 	if s.ActivateBatch > 1 {
-		svc.batcher = newBatcher(s.ActivateBatch, activateLeaders, activatePatience, svc.activateBatch)
-		svc.closer = newBatcher(s.ActivateBatch, activateLeaders, activatePatience, svc.closeBatch)
+		svc.batcher = newBatcher("activate", s.ActivateBatch, activateLeaders, activatePatience, svc.activateBatch)
+		svc.closer = newBatcher("close", s.ActivateBatch, activateLeaders, activatePatience, svc.closeBatch)
 	}
 	return svc
 }
