@@ -131,7 +131,7 @@ func parseParams(args []string) (Params, error) {
 	fs.Var(&conns, "floor-conns", "raw floor pool sizes (workers = connections)")
 	fs.Var(&p.FloorWarmup, "floor-warmup", "raw floor: discarded start of each point")
 	fs.Var(&p.FloorTime, "floor-time", "raw floor: measured time of each point")
-	fs.IntVar(&p.Workers, "workers", p.Workers, "queue worker processes, 1..4 (on one small box one process is the deployment: two on the same cores halve its batches and cost ~40 % more CPU per order; see docs/performance.md)")
+	fs.IntVar(&p.Workers, "workers", p.Workers, "queue worker processes, 1..4 (on one small box one process is the deployment: two on the same cores halve its batches and cost 25–45 % more CPU per order; see docs/performance.md)")
 	fs.IntVar(&p.Concurrency, "concurrency", p.Concurrency, "ORDERFLOW_CONCURRENCY of each worker (default 40: the in-flight activations two workers at the product default of 20 allowed, in one process)")
 	fs.IntVar(&p.DBMaxOpen, "db-max-open", p.DBMaxOpen, "ORDERFLOW_DB_MAX_OPEN of each worker")
 	fs.IntVar(&p.Clients, "clients", p.Clients, "closed-loop HTTP clients")
