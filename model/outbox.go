@@ -104,8 +104,14 @@ func (s *Store) DeleteOutbox(ctx context.Context, keys []OutboxKey) error {
 		q.WriteString(`(task_id = ? AND created_at = ?)`)
 		args = append(args, k.TaskID, k.CreatedAt)
 	}
-	_, err := s.exec(ctx, q.String(), args...)
-	return err
+	// Run on its own (the relay's store, never a transaction), the DELETE
+	// can lose a deadlock to another deleter of the same rows (the fast
+	// path's deleter and the sweep's push of a row it found old); deleting
+	// them again is harmless.
+	return retryLost(ctx, func() error {
+		_, err := s.exec(ctx, q.String(), args...)
+		return err
+	})
 }
 
 // OutboxBacklog returns the number of undelivered rows and the oldest one's age.

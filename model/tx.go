@@ -45,9 +45,9 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 		ctx, span = tracing.Tracer().Start(ctx, "ledger.tx", trace.WithAttributes(attribute.String("db.system.name", s.Dialect())))
 		defer span.End()
 	}
-	var err error
-	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
+	return retryLost(ctx, func() error {
 		work := &AfterCommit{} // a rolled-back attempt's work is dropped with it
+		var err error
 		if s.d.sqlite {
 			err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 				return fn(s.bound(tx, nil, work))
@@ -57,13 +57,22 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 		}
 		if err == nil {
 			s.runAfterCommit(ctx, work)
-			return nil
 		}
-		if !isRetryableTxError(err) || ctx.Err() != nil {
+		return err
+	})
+}
+
+// retryLost runs attempt, and again after it lost a deadlock or a lock wait
+// (isRetryableTxError), at most maxTxAttempts times: a whole transaction
+// (InTx), or one statement of its own that is safe to repeat.
+func retryLost(ctx context.Context, attempt func() error) error {
+	var err error
+	for n := 1; n <= maxTxAttempts; n++ {
+		if err = attempt(); err == nil || !isRetryableTxError(err) || ctx.Err() != nil {
 			return err
 		}
 		txRetries.Add(1)
-		time.Sleep(time.Duration(attempt*attempt) * 5 * time.Millisecond)
+		time.Sleep(time.Duration(n*n) * 5 * time.Millisecond)
 	}
 	return err
 }
