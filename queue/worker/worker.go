@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,7 +77,9 @@ func installIdlePoll(sc *svc.ServiceContext) func() (stop func()) {
 	for q := range tasks.QueueWeights {
 		queues = append(queues, q)
 	}
-	slices.Sort(queues)
+	slices.SortFunc(queues, func(a, b string) int { // the heaviest first, then by name
+		return cmp.Or(cmp.Compare(tasks.QueueWeights[b], tasks.QueueWeights[a]), cmp.Compare(a, b))
+	})
 	hook := idlepoll.New(idlepoll.Config{
 		Queues:                   queues,
 		TaskCheckInterval:        sc.Config.TaskCheckInterval.D(),

@@ -26,7 +26,9 @@ import (
 
 // Config is what the hook knows of the worker it serves.
 type Config struct {
-	// Queues are the worker's asynq queue names (calls naming another pass through).
+	// Queues are the worker's asynq queue names (calls naming another pass
+	// through), in the order a call woken by an announcement looks for a
+	// task in them: the most important first.
 	Queues []string
 	// TaskCheckInterval and DelayedTaskCheckInterval are the asynq
 	// server's: an answer stays fresh for a quarter of the first (a
@@ -59,9 +61,10 @@ type Config struct {
 // slots, so one script cannot read them all.
 type Hook struct {
 	clock     clock.Clock
-	readyKeys []string // pending, paused per queue, for readyCheck
-	dueKeys   []string // scheduled, retry per queue, for dueCheck
-	queue     map[string]int
+	readyKeys []string       // pending, paused per queue, for readyCheck
+	dueKeys   []string       // scheduled, retry per queue, for dueCheck
+	queue     map[string]int // name → index in queues
+	queues    []string       // in the order a woken call looks for a task (wait)
 	dueIndex  map[string]int
 
 	dequeueFresh, forwardFresh time.Duration
@@ -125,6 +128,7 @@ func New(c Config) *Hook {
 		idleAfter: c.IdleAfter, idleHold: c.IdleHold, lastWork: c.Clock.Now(),
 		channel: c.WakeChannel, maxWait: c.MaxWait, wake: make(chan struct{}, 1),
 	}
+	h.queues = c.Queues
 	for i, q := range c.Queues {
 		h.queue[q] = i
 		h.readyKeys = append(h.readyKeys, key(q, "pending"), key(q, "paused"))
@@ -162,7 +166,10 @@ func (h *Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h *Hook) has(queue string) bool { _, ok := h.queue[queue]; return ok }
 
 // dequeue answers one queue's dequeue call: redis.Nil when the round's
-// check found nothing to take there, else asynq's script.
+// check found nothing to take there, else asynq's script. A call that
+// learns that every queue is empty — its own check found them so, or its
+// script found its queue empty and the check the others — waits for an
+// announcement before it answers (wait).
 func (h *Hook) dequeue(ctx context.Context, next redis.ProcessHook, cmd redis.Cmder, call asynqCall) error {
 	i := h.queue[call.queue]
 	now := h.clock.Now()
@@ -170,18 +177,18 @@ func (h *Hook) dequeue(ctx context.Context, next redis.ProcessHook, cmd redis.Cm
 	take, known := h.readyAnswer(now, i)
 	h.mu.Unlock()
 	if !known {
-		flags, err := h.readyFlags(ctx, next)
+		h.drainWake() // the check sees the task of an announcement made before it
+		flags, err := run(ctx, next, readyCheck, 2, h.readyKeys)
 		if err != nil {
 			// asynq's own call meets the fault and reports it (an outage
 			// costs a failed check too: rare, and a check that fails alone
 			// must never stop the polling).
 			return next(ctx, cmd)
 		}
-		now = h.clock.Now()
-		h.mu.Lock()
-		h.ready.set(now, flags)
-		h.ready.used[i] = true
-		h.mu.Unlock()
+		h.setReady(i, flags)
+		if none(flags) {
+			return h.wait(ctx, next, cmd, call)
+		}
 		take = flags[i]
 	}
 	if !take {
@@ -197,9 +204,21 @@ func (h *Hook) dequeue(ctx context.Context, next redis.ProcessHook, cmd redis.Cm
 		if i < len(h.ready.flags) {
 			h.ready.flags[i] = false // the script found it empty
 		}
+		allEmpty := h.ready.none()
 		h.mu.Unlock()
+		if allEmpty {
+			return h.wait(ctx, next, cmd, call)
+		}
 	}
 	return err
+}
+
+// setReady records a ready check made for queue i's call.
+func (h *Hook) setReady(i int, flags []bool) {
+	h.mu.Lock()
+	h.ready.set(h.clock.Now(), flags)
+	h.ready.used[i] = true
+	h.mu.Unlock()
 }
 
 // maxCarry bounds the rounds one check answers after takes (took).
@@ -225,24 +244,6 @@ func (h *Hook) took(now time.Time, i int) {
 	v.carried++
 	v.flags[i] = true
 	clear(v.used)
-}
-
-// readyFlags runs the ready check; when it finds every queue empty and the
-// hook listens for announcements, it waits for one (or MaxWait) and, if one
-// came, checks again.
-func (h *Hook) readyFlags(ctx context.Context, next redis.ProcessHook) ([]bool, error) {
-	h.drainWake()
-	flags, err := run(ctx, next, readyCheck, 2, h.readyKeys)
-	if err != nil || !none(flags) {
-		return flags, err
-	}
-	h.mu.Lock()
-	listening := h.listening
-	h.mu.Unlock()
-	if !listening || !h.waitWake(ctx) {
-		return flags, nil
-	}
-	return run(ctx, next, readyCheck, 2, h.readyKeys)
 }
 
 // readyAnswer is the last readyCheck's answer for queue i, if it still

@@ -32,6 +32,13 @@ type asynqCall struct {
 	queue string
 	key   string // forward: the scheduled or retry set
 	unix  int64  // forward: ARGV[1], the second the forwarder asks about
+	lease any    // dequeue: ARGV[1], the lease's expiry (unix seconds)
+}
+
+// dequeueArgs are asynq's dequeue call for queue q (the shape recognise
+// takes for one), the lease's expiry given.
+func dequeueArgs(q string, lease any) []any {
+	return []any{"evalsha", dequeueSHA, 4, key(q, "pending"), key(q, "paused"), key(q, "active"), key(q, "lease"), lease, key(q, "t") + ":"}
 }
 
 // recognise classifies cmd. Dequeue is
@@ -81,7 +88,7 @@ func recogniseDequeue(keys []string, argv []any) asynqCall {
 		argv[1] != key(q, "t")+":" {
 		return asynqCall{}
 	}
-	return asynqCall{kind: dequeueCall, queue: q}
+	return asynqCall{kind: dequeueCall, queue: q, lease: argv[0]}
 }
 
 func recogniseForward(keys []string, argv []any) asynqCall {

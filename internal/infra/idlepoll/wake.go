@@ -2,6 +2,8 @@ package idlepoll
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -12,11 +14,12 @@ import (
 // processor sleeps 10–30 ms (at a 20 ms check interval) before it looks
 // again, and a task enqueued meanwhile waits for that sleep. So whoever
 // enqueues a task due now announces it (Announce: one PUBLISH), and a
-// listening hook (Listen) holds an empty round's dequeue call until an
-// announcement comes or MaxWait runs out, then checks again: the worker
-// takes the task as soon as it is announced. An announcement that is lost
-// (the subscription down, a task asynq enqueued itself) costs latency only:
-// the round ends after MaxWait, as a poll.
+// listening hook (Listen) holds the dequeue call that found every queue
+// empty until an announcement comes or MaxWait runs out, then checks again
+// and takes the task (wait): the worker takes it as soon as it is
+// announced. An announcement that is lost (the subscription down, a task
+// asynq enqueued itself) costs latency only: the round ends after MaxWait,
+// as a poll.
 
 // Channel is the pub/sub channel announcing tasks on rdb's database
 // (pub/sub is not per database, so the name carries it).
@@ -95,6 +98,56 @@ func (h *Hook) wakeUp() {
 	case h.wake <- struct{}{}:
 	default:
 	}
+}
+
+// wait holds queue call's dequeue call, which found every queue empty,
+// until an announcement (waitWake), then checks again and takes a task:
+// with asynq's script on the call's own queue if it has one, else on the
+// first of the others that has (a queue this round already asked would
+// otherwise wait for asynq's sleep). Nothing came, or nothing was found:
+// redis.Nil, and the round goes on as asynq's.
+func (h *Hook) wait(ctx context.Context, next redis.ProcessHook, cmd redis.Cmder, call asynqCall) error {
+	h.mu.Lock()
+	listening := h.listening
+	h.mu.Unlock()
+	if !listening || !h.waitWake(ctx) {
+		cmd.SetErr(redis.Nil)
+		return redis.Nil
+	}
+	i := h.queue[call.queue]
+	flags, err := run(ctx, next, readyCheck, 2, h.readyKeys)
+	if err != nil {
+		return next(ctx, cmd) // the fault is asynq's to meet (dequeue)
+	}
+	h.setReady(i, flags)
+	j := i
+	if !flags[i] {
+		j = slices.Index(flags, true)
+	}
+	c, isCmd := cmd.(*redis.Cmd)
+	switch {
+	case j < 0 || (j != i && !isCmd):
+		cmd.SetErr(redis.Nil)
+		return redis.Nil
+	case j == i:
+		err = next(ctx, cmd)
+	default:
+		// asynq's script on queue j, its answer given as this call's: the
+		// task message names its queue, and asynq acts on that.
+		other := redis.NewCmd(ctx, dequeueArgs(h.queues[j], call.lease)...)
+		if err = next(ctx, other); err == nil {
+			err = other.Err()
+		}
+		if err != nil && !errors.Is(err, redis.Nil) {
+			err = redis.Nil // NOSCRIPT after a flush, a fault: asynq's next round meets it
+		}
+		c.SetVal(other.Val())
+		c.SetErr(err)
+	}
+	if err == nil {
+		h.took(h.clock.Now(), j)
+	}
+	return err
 }
 
 // waitWake holds an empty round until an announcement or maxWait; it
