@@ -37,6 +37,8 @@ type LoadResult struct {
 	// Batches is how the workers batched the phase's activations (null
 	// while they export no orderflow_activation_batch_size histogram).
 	Batches *BatchSizes `json:"batch_sizes"`
+	// Machine is the whole box's CPU over the phase (steal included).
+	Machine *MachineCPU `json:"machine_cpu,omitempty"`
 }
 
 // backlogGauge follows how many activations are queued or running

@@ -27,8 +27,9 @@ type FloorPoint struct {
 	Locks      LockWaits `json:"locks"` // server-wide, whole point
 	// CPU milliseconds per order of MariaDB (shared: includes other
 	// clients) and of the bench process doing the SQL.
-	MariaDBCPUms float64 `json:"mariadb_cpu_ms_per_order"`
-	BenchCPUms   float64 `json:"bench_cpu_ms_per_order"`
+	MariaDBCPUms float64     `json:"mariadb_cpu_ms_per_order"`
+	BenchCPUms   float64     `json:"bench_cpu_ms_per_order"`
+	Machine      *MachineCPU `json:"machine_cpu,omitempty"`
 }
 
 // floorRoundTrips is what one floor order costs: 4 × (START TRANSACTION +
@@ -172,6 +173,7 @@ func floorPoint(ctx context.Context, server, dbName string, conns int, products 
 	locks0 := readRowLocks(ctx, db)
 	w := watched{"mariadbd": {mariadbPID}, "bench": {os.Getpid()}}
 	cpu0 := w.snapshot()
+	box := machineWindow()
 	var total atomic.Int64
 	start := time.Now()
 	from, to := start.Add(warmup), start.Add(warmup+measure)
@@ -215,6 +217,7 @@ func floorPoint(ctx context.Context, server, dbName string, conns int, products 
 		return FloorPoint{}, firstErr
 	}
 	cpu1 := w.snapshot()
+	machine := box()
 	n := float64(max(total.Load(), 1))
 	q := percentiles(lat)
 	return FloorPoint{
@@ -223,7 +226,8 @@ func floorPoint(ctx context.Context, server, dbName string, conns int, products 
 		Conns:        conns, Orders: len(lat), Seconds: measure.Seconds(),
 		OrdersPerS: float64(len(lat)) / measure.Seconds(),
 		P50Ms:      q.P50, P99Ms: q.P99, Retries: retries.Load(),
-		Locks: lockWaits(locks0, readRowLocks(ctx, db), int(total.Load())),
+		Locks:   lockWaits(locks0, readRowLocks(ctx, db), int(total.Load())),
+		Machine: machine,
 	}, nil
 }
 

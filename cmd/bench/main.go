@@ -360,9 +360,11 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 		defer wait()
 	}
 	b0 := scrapeBatches(ctx, e, s)
+	box := machineWindow()
 	if r.E2E.Closed, err = runClosedLoop(ctx, e, c); err != nil {
 		return fmt.Errorf("closed loop: %w", err)
 	}
+	r.E2E.Closed.Machine = box()
 	b1 := scrapeBatches(ctx, e, s)
 	r.E2E.Closed.Batches = batchSizes(b0, b1)
 	logf("closed loop: %.0f orders/s, paid→finished p50 %.1f ms p99 %.1f ms", r.E2E.Closed.OrdersPerS, r.E2E.Closed.PaidToFinished.P50, r.E2E.Closed.PaidToFinished.P99)
@@ -370,9 +372,11 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 	if r.E2E.Closed.OrdersPerS > 0 && p.HalfTime > 0 {
 		rate := r.E2E.Closed.OrdersPerS / 2
 		logf("half load: open loop at %.0f orders/s for %s", rate, p.HalfTime.D())
+		box := machineWindow()
 		if r.E2E.Half, err = runOpenLoop(ctx, e, c, rate, p.HalfTime.D()); err != nil {
 			return fmt.Errorf("half load: %w", err)
 		}
+		r.E2E.Half.Machine = box()
 		r.E2E.Half.Batches = batchSizes(b1, scrapeBatches(ctx, e, s))
 		orders += r.E2E.Half.Orders
 		logf("half load: p50 %.1f ms p99 %.1f ms", r.E2E.Half.PaidToFinished.P50, r.E2E.Half.PaidToFinished.P99)

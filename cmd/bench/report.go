@@ -134,8 +134,8 @@ func (r *Report) printTable(w io.Writer) {
 	row("-", "-------", "-----", "------")
 	for _, f := range r.Floor {
 		row("1", fmt.Sprintf("raw floor, %d connections", f.Conns), fmt.Sprintf("%.0f orders/s", f.OrdersPerS),
-			fmt.Sprintf("p50 %.1f ms, p99 %.1f ms, %d orders; %d tx, %d round trips, %.2f row lock waits (%.1f ms), CPU %.2f ms MariaDB + %.2f ms bench per order",
-				f.P50Ms, f.P99Ms, f.Orders, floorTransactions, floorRoundTrips, f.Locks.WaitsPerOrder, f.Locks.MsPerOrder, f.MariaDBCPUms, f.BenchCPUms))
+			fmt.Sprintf("p50 %.1f ms, p99 %.1f ms, %d orders; %d tx, %d round trips, %.2f row lock waits (%.1f ms), CPU %.2f ms MariaDB + %.2f ms bench per order; %s",
+				f.P50Ms, f.P99Ms, f.Orders, floorTransactions, floorRoundTrips, f.Locks.WaitsPerOrder, f.Locks.MsPerOrder, f.MariaDBCPUms, f.BenchCPUms, f.Machine))
 	}
 	if e := r.E2E; e != nil && e.Closed != nil {
 		c := e.Closed
@@ -147,6 +147,7 @@ func (r *Report) printTable(w io.Writer) {
 		row("", "  create / pay request p50 (client side)", fmt.Sprintf("%.1f / %.1f ms", c.Create.P50, c.Pay.P50),
 			fmt.Sprintf("p99 %.0f / %.0f ms; %.2f row lock waits (%.1f ms) per order", c.Create.P99, c.Pay.P99, c.Locks.WaitsPerOrder, c.Locks.MsPerOrder))
 		row("", "  activation batch sizes", "closed loop", c.Batches.String())
+		row("", "  the whole box", "closed loop", c.Machine.String())
 		if len(c.MovePlans) > 0 {
 			row("", "  index EXPLAIN picks for the worker's moves", "closed loop", planCounts(c.MovePlans))
 		}
@@ -155,6 +156,7 @@ func (r *Report) printTable(w io.Writer) {
 				fmt.Sprintf("p50 %.1f, p95 %.1f, max %.0f ms; paid→claimed p50 %.1f p99 %.0f ms; %d orders, %d errors, %d late",
 					h.PaidToFinished.P50, h.PaidToFinished.P95, h.PaidToFinished.Max, h.PaidToClaimed.P50, h.PaidToClaimed.P99, h.Orders, h.ClientErrors, h.LateArrivals))
 			row("", "  activation batch sizes", "half load", h.Batches.String())
+			row("", "  the whole box", "half load", h.Machine.String()+"; create / pay request p50 "+fmt.Sprintf("%.1f / %.1f ms", h.Create.P50, h.Pay.P50))
 			if len(h.MovePlans) > 0 {
 				row("", "  index EXPLAIN picks for the worker's moves", "half load", planCounts(h.MovePlans))
 			}
@@ -196,7 +198,7 @@ func (r *Report) printTable(w io.Writer) {
 	}
 	if f := r.FloorAfter; f != nil {
 		row("1", fmt.Sprintf("raw floor again after phase 2, %d connections", f.Conns), fmt.Sprintf("%.0f orders/s", f.OrdersPerS),
-			fmt.Sprintf("p50 %.1f ms, p99 %.1f ms; the machine is shared, so the ratio divides by the mean of before and after", f.P50Ms, f.P99Ms))
+			fmt.Sprintf("p50 %.1f ms, p99 %.1f ms; %s; the machine is shared, so the ratio divides by the mean of before and after", f.P50Ms, f.P99Ms, f.Machine))
 	}
 	if r.Ratio > 0 && r.FloorBest != nil {
 		row("6", "end-to-end ÷ floor", fmt.Sprintf("%.2f", r.Ratio), fmt.Sprintf("%.0f ÷ %.0f orders/s (floor at %d connections); CPU per order floor ÷ product = %.2f",
