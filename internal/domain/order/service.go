@@ -60,6 +60,8 @@ type Service struct {
 	pay      *pay.Registry
 	// shortChecks rate-limits the ledger checks of short stock counters.
 	shortChecks *shortChecks
+	// counterBuilds runs one build of a missing stock counter at a time.
+	counterBuilds *counterBuilds
 	// batcher gathers concurrent activate tasks into batches, closer the
 	// close tasks (nil: off).
 	batcher, closer *batcher
@@ -84,7 +86,8 @@ func New(d Deps, s Settings) *Service {
 		store: d.Store, rdb: d.Redis, stock: stock.NewCounter(d.Redis),
 		clock: d.Clock, log: d.Log, metrics: d.Metrics, set: s,
 		products: newProductCache(), shortChecks: newShortChecks(), pay: d.Pay,
-		created: newCreatedCache(),
+		counterBuilds: newCounterBuilds(),
+		created:       newCreatedCache(),
 	}
 	if s.ActivateBatch > 1 {
 		svc.batcher = newBatcher("activate", s.ActivateBatch, activateLeaders, activatePatience, svc.activateBatch)

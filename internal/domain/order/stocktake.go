@@ -56,15 +56,18 @@ func (s *Service) takeStock(ctx context.Context, p *model.Product, qty int) (sto
 // buildCounter builds a missing counter from the ledger, through the same
 // compare-and-set as every rebuild: a SETNX of a count read before a close
 // committed would drop that close's restore (it found no counter to add to).
-// If another process built it first, its counter stands.
+// If another process built it first, its counter stands. In this process
+// one create builds it and the others that meet it wait (counterBuilds).
 func (s *Service) buildCounter(ctx context.Context, p *model.Product) error {
-	snapshot := SnapshotFor(ctx, s.store, p, s.clock.Now())
-	_, err := s.stock.Build(ctx, p.ID, func() (int64, []stock.Restored, error) {
-		n, restored, err := snapshot()
-		_ = failpoint.Inject(failpoint.StockRebuildRead, strconv.FormatInt(p.ID, 10))
-		return n, restored, err
+	return s.counterBuilds.do(ctx, p.ID, func() error {
+		snapshot := SnapshotFor(ctx, s.store, p, s.clock.Now())
+		_, err := s.stock.Build(ctx, p.ID, func() (int64, []stock.Restored, error) {
+			n, restored, err := snapshot()
+			_ = failpoint.Inject(failpoint.StockRebuildRead, strconv.FormatInt(p.ID, 10))
+			return n, restored, err
+		})
+		return err
 	})
-	return err
 }
 
 // What a short counter turned out to be.
