@@ -176,26 +176,13 @@ func TestIdleServerPollsLittleAndRunsTasks(t *testing.T) {
 		t.Errorf("idle server sent %d commands in 1 s, want ≤ 50", n)
 	}
 
-	wait := func(want string, within time.Duration) time.Duration {
-		t.Helper()
-		start := time.Now()
-		select {
-		case p := <-got:
-			if p != want {
-				t.Fatalf("ran %q, want %q", p, want)
-			}
-		case <-time.After(within):
-			t.Fatalf("%q not run within %v", want, within)
-		}
-		return time.Since(start)
-	}
 	for _, q := range []string{"a", "b"} {
 		time.Sleep(1500 * time.Millisecond) // idle again
 		start := time.Now()
 		if _, err := enq.Enqueue(asynq.NewTask("t", []byte("pending-"+q)), asynq.Queue(q)); err != nil {
 			t.Fatal(err)
 		}
-		wait("pending-"+q, 250*time.Millisecond)
+		ran(t, got, "pending-"+q, 250*time.Millisecond)
 		t.Logf("queue %s: run %v after enqueue on an idle server", q, time.Since(start))
 	}
 
@@ -213,13 +200,13 @@ func TestIdleServerPollsLittleAndRunsTasks(t *testing.T) {
 	if err := insp.UnpauseQueue("b"); err != nil {
 		t.Fatal(err)
 	}
-	wait("paused", 250*time.Millisecond)
+	ran(t, got, "paused", 250*time.Millisecond)
 
 	at := time.Now().Add(time.Second).Truncate(time.Second).Add(time.Second)
 	if _, err := enq.Enqueue(asynq.NewTask("t", []byte("scheduled")), asynq.Queue("a"), asynq.ProcessAt(at)); err != nil {
 		t.Fatal(err)
 	}
-	wait("scheduled", 4*time.Second)
+	ran(t, got, "scheduled", 4*time.Second)
 	late := time.Since(at)
 	t.Logf("scheduled task: run %v after its time", late)
 	if late > 250*time.Millisecond {
@@ -235,7 +222,7 @@ func TestIdleServerPollsLittleAndRunsTasks(t *testing.T) {
 		}
 	}
 	for range burst {
-		wait("burst", 5*time.Second)
+		ran(t, got, "burst", 5*time.Second)
 	}
 }
 

@@ -15,19 +15,21 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A listening hook holds an empty round until a task is announced: at a
-// check interval of 400 ms (asynq sleeps 200–600 ms after an empty round) an
-// announced task runs within a few ms, and an unannounced one still runs
-// (after the round's MaxWait). Stopping the listener ends a held round at once.
-func TestAnnouncedTaskRunsAtOnce(t *testing.T) {
-	t.Parallel()
-	rdb := client(t)
-	hook := idlepoll.New(idlepoll.Config{Queues: []string{"a", "b"},
+// slowPollServer starts an asynq server on rdb for queues a (weight 2) and
+// b whose own poll sleeps 200–600 ms after an empty round (400 ms check
+// interval), with the idle hook (not yet listening; 2 s MaxWait) and then
+// inner (hooks that see what the idle hook passes on) on rdb. Each task's
+// payload goes to got.
+func slowPollServer(t *testing.T, rdb *redis.Client, inner ...redis.Hook) (hook *idlepoll.Hook, got chan string) {
+	t.Helper()
+	hook = idlepoll.New(idlepoll.Config{Queues: []string{"a", "b"},
 		TaskCheckInterval: 400 * time.Millisecond, DelayedTaskCheckInterval: time.Second,
 		WakeChannel: idlepoll.Channel(rdb), MaxWait: 2 * time.Second})
 	rdb.AddHook(hook)
-	stop := hook.Listen(rdb)
-	got := make(chan string, 10)
+	for _, h := range inner {
+		rdb.AddHook(h)
+	}
+	got = make(chan string, 10)
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Queues: map[string]int{"a": 2, "b": 1}, TaskCheckInterval: 400 * time.Millisecond,
 		DelayedTaskCheckInterval: time.Second, LogLevel: asynq.FatalLevel,
@@ -39,25 +41,40 @@ func TestAnnouncedTaskRunsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
+	return hook, got
+}
+
+// ran waits for the next task to run, which must be payload's, and returns
+// how long that took.
+func ran(t *testing.T, got <-chan string, payload string, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	select {
+	case p := <-got:
+		if p != payload {
+			t.Fatalf("ran %q, want %q", p, payload)
+		}
+	case <-time.After(within):
+		t.Fatalf("%q not run within %v", payload, within)
+	}
+	return time.Since(start)
+}
+
+// A listening hook holds an empty round until a task is announced: at a
+// check interval of 400 ms (asynq sleeps 200–600 ms after an empty round) an
+// announced task runs within a few ms, and an unannounced one still runs
+// (after the round's MaxWait). Stopping the listener ends a held round at once.
+func TestAnnouncedTaskRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	rdb := client(t)
+	hook, got := slowPollServer(t, rdb)
+	stop := hook.Listen(rdb)
 	enq := asynq.NewClientFromRedisClient(rdb)
 	held := func() {
 		t.Helper()
 		testenv.Eventually(t, 5*time.Second, "a round held for an announcement", func() (bool, error) {
 			return hook.Waiting(), nil
 		})
-	}
-	run := func(payload string, within time.Duration) time.Duration {
-		t.Helper()
-		start := time.Now()
-		select {
-		case p := <-got:
-			if p != payload {
-				t.Fatalf("ran %q, want %q", p, payload)
-			}
-		case <-time.After(within):
-			t.Fatalf("%q not run within %v", payload, within)
-		}
-		return time.Since(start)
 	}
 
 	for i, q := range []string{"a", "b", "a"} {
@@ -67,7 +84,7 @@ func TestAnnouncedTaskRunsAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		idlepoll.Announce(context.Background(), rdb)
-		took := run(p, 5*time.Second)
+		took := ran(t, got, p, 5*time.Second)
 		t.Logf("announced task on queue %s: run %v after the announcement", q, took)
 		if took > 150*time.Millisecond {
 			t.Errorf("announced task ran %v after its announcement, want ≤ 150ms (asynq's own poll sleeps ≥ 200ms)", took)
@@ -78,7 +95,7 @@ func TestAnnouncedTaskRunsAtOnce(t *testing.T) {
 	if _, err := enq.Enqueue(asynq.NewTask("t", []byte("unannounced")), asynq.Queue("b")); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("unannounced task: run %v after enqueue", run("unannounced", 5*time.Second))
+	t.Logf("unannounced task: run %v after enqueue", ran(t, got, "unannounced", 5*time.Second))
 
 	held()
 	start := time.Now()
@@ -117,25 +134,9 @@ func (e emptied) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func TestTaskAnnouncedJustAfterATakeRunsAtOnce(t *testing.T) {
 	t.Parallel()
 	rdb := client(t)
-	hook := idlepoll.New(idlepoll.Config{Queues: []string{"a", "b"},
-		TaskCheckInterval: 400 * time.Millisecond, DelayedTaskCheckInterval: time.Second,
-		WakeChannel: idlepoll.Channel(rdb), MaxWait: 2 * time.Second})
-	rdb.AddHook(hook)
 	empty := make(emptied, 1)
-	rdb.AddHook(empty)
+	hook, got := slowPollServer(t, rdb, empty)
 	t.Cleanup(hook.Listen(rdb))
-	got := make(chan string, 10)
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Queues: map[string]int{"a": 2, "b": 1}, TaskCheckInterval: 400 * time.Millisecond,
-		DelayedTaskCheckInterval: time.Second, LogLevel: asynq.FatalLevel,
-	})
-	if err := srv.Start(asynq.HandlerFunc(func(_ context.Context, task *asynq.Task) error {
-		got <- string(task.Payload())
-		return nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
 	enq := asynq.NewClientFromRedisClient(rdb)
 	announce := func(q, payload string) time.Time {
 		t.Helper()
@@ -144,17 +145,6 @@ func TestTaskAnnouncedJustAfterATakeRunsAtOnce(t *testing.T) {
 		}
 		idlepoll.Announce(context.Background(), rdb)
 		return time.Now()
-	}
-	run := func(payload string) {
-		t.Helper()
-		select {
-		case p := <-got:
-			if p != payload {
-				t.Fatalf("ran %q, want %q", p, payload)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%q not run within 5s", payload)
-		}
 	}
 
 	for i, qs := range [][2]string{{"a", "a"}, {"a", "b"}, {"b", "a"}, {"b", "b"}, {"a", "b"}, {"b", "a"}} {
@@ -165,14 +155,14 @@ func TestTaskAnnouncedJustAfterATakeRunsAtOnce(t *testing.T) {
 		}
 		first, second := fmt.Sprintf("first-%d", i), fmt.Sprintf("second-%d", i)
 		announce(qs[0], first)
-		run(first)
+		ran(t, got, first, 5*time.Second)
 		select {
 		case <-empty: // the round after the take found queue qs[0] empty
 		case <-time.After(5 * time.Second):
 			t.Fatal("no round after the take asked the taken queue")
 		}
 		at := announce(qs[1], second)
-		run(second)
+		ran(t, got, second, 5*time.Second)
 		took := time.Since(at)
 		t.Logf("task on %s announced after a take from %s: run %v after the announcement", qs[1], qs[0], took)
 		if took > 150*time.Millisecond {
