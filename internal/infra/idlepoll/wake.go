@@ -100,8 +100,8 @@ func (h *Hook) wakeUp() {
 	}
 }
 
-// wait holds queue call's dequeue call, which found every queue empty,
-// until an announcement (waitWake), then checks again and takes a task:
+// wait holds a dequeue call that found every queue empty until an
+// announcement (waitWake), then checks again and takes a task:
 // with asynq's script on the call's own queue if it has one, else on the
 // first of the others that has (a queue this round already asked would
 // otherwise wait for asynq's sleep). Nothing came, or nothing was found:
