@@ -87,8 +87,14 @@ func TestDatabaseCutDuringChargeRollsBackThenRetrySettles(t *testing.T) {
 
 	// The charge transaction is open: the close is committed, and a
 	// transaction holding the uncommitted CLOSED→SETTLED claim sleeps at the
-	// failpoint (the only writer on this database for those 12 s).
-	testenv.Eventually(t, 30*time.Second, "the charge transaction open on the ledger", func() (bool, error) {
+	// failpoint (the only writer on this database for those 12 s). The
+	// worker says when it gets there; polling the ledger alone for the
+	// window once missed it on a loaded CI box.
+	fired := "failpoint " + failpoint.GroupCharge + " fired for " + g.no
+	testenv.Eventually(t, 30*time.Second, "the worker at the charge failpoint", func() (bool, error) {
+		return strings.Contains(w.Out.String(), fired), fmt.Errorf("group %s", g.row(t).Status)
+	})
+	testenv.Eventually(t, 5*time.Second, "the charge transaction open on the ledger", func() (bool, error) {
 		st := g.row(t).Status
 		return st == model.GroupClosed && openWriteTxs(t, s) > 0, fmt.Errorf("group %s", st)
 	})

@@ -9,7 +9,9 @@
 // (in-process only: Inject blocks until Release; Reached tells a test it got
 // there, so two flows interleave in a chosen order), off.
 // "@key" limits a point to one object (an order or group number); "N*action"
-// fires N times and then disarms.
+// fires N times and then disarms. An exit or a sleep writes one line to
+// stderr when it fires ("failpoint NAME fired for KEY: …"), so a test that
+// watches a child process knows the moment it got there.
 package failpoint
 
 import (
@@ -216,6 +218,7 @@ func Inject(name, key string) error {
 	case "error":
 		return fmt.Errorf("%w at %s", ErrInjected, name)
 	case "sleep":
+		fmt.Fprintf(os.Stderr, "failpoint %s fired for %s: sleeping %v\n", name, key, arg)
 		time.Sleep(arg)
 	}
 	return nil
