@@ -26,42 +26,33 @@ func cacheKeys(o *model.Order) []string {
 	return []string{"cache:order:no:" + o.OrderNo, "cache:order:id:" + strconv.FormatInt(o.ID, 10)}
 }
 
-// claimWindow is how long the after-claim failpoint holds a claimed order.
-// The sentinels go in once the claim is claimSettle old: by then the claim's
-// own cache deletion (done before the failpoint) is long over, so whatever
-// deletes the sentinels is the move that ends the claim.
-const (
-	claimWindow = 1500 * time.Millisecond
-	claimSettle = 300 * time.Millisecond
-)
-
-// plantSentinels waits until the order has been claimed for claimSettle, then
-// writes the sentinels, and checks the claim is still open (the move under
-// test has not happened yet).
+// plantSentinels waits for the worker to stop at the after-claim failpoint
+// (armed "1*pause@" the order), writes the sentinels, checks the claim is
+// still open, and lets the worker go on. The claim's own cache deletion runs
+// in its after-commit work, before the failpoint, so whatever deletes the
+// sentinels is the move that ends the claim. (A sleep held the claim before;
+// on a loaded box the poll could miss its window.)
 func plantSentinels(t *testing.T, s *testenv.Stack, orderNo string) *model.Order {
 	t.Helper()
 	ctx := context.Background()
-	var o *model.Order
-	testenv.Eventually(t, 10*time.Second, "order "+orderNo+" claimed for "+claimSettle.String(), func() (bool, error) {
-		var err error
-		o, err = s.SC.Store.OrderByNo(ctx, orderNo)
-		if err != nil {
-			return false, err
-		}
-		return o.Status == model.OrderClaimed && o.ClaimedAt != nil && time.Since(*o.ClaimedAt) >= claimSettle, nil
-	})
+	select {
+	case <-failpoint.Reached(failpoint.ActivateAfterClaim):
+	case <-time.After(20 * time.Second):
+		t.Fatalf("order %s never reached %s", orderNo, failpoint.ActivateAfterClaim)
+	}
+	o := s.OrderRow(t, orderNo)
+	if o.Status != model.OrderClaimed || o.ClaimToken == nil {
+		t.Fatalf("order %s is %s at the after-claim failpoint, want claimed", orderNo, o.Status)
+	}
 	for _, k := range cacheKeys(o) {
 		if err := s.SC.Redis.Set(ctx, k, sentinel, 5*time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	now := s.OrderRow(t, orderNo)
-	if now.Status != model.OrderClaimed || now.ClaimToken == nil || o.ClaimToken == nil || *now.ClaimToken != *o.ClaimToken {
-		t.Fatalf("the claim ended before the sentinels were planted (status %s); widen claimWindow", now.Status)
-	}
 	if n, err := s.SC.Redis.Exists(ctx, cacheKeys(o)...).Result(); err != nil || n != 2 {
 		t.Fatalf("sentinels not in place: %d keys, err %v", n, err)
 	}
+	failpoint.Release(failpoint.ActivateAfterClaim)
 	return o
 }
 
@@ -85,7 +76,7 @@ func TestCacheDeletedAfterFinalize(t *testing.T) {
 	pid := s.NewCardProduct(t, "cache-card", 300, 2)
 	_, buyer := s.NewUser(t, "cache-buyer", 0)
 	o := buyer.CreateOrder(t, pid, 1)
-	if err := failpoint.Enable(failpoint.ActivateAfterClaim, "1*sleep("+claimWindow.String()+")@"+o.OrderNo); err != nil {
+	if err := failpoint.Enable(failpoint.ActivateAfterClaim, "1*pause@"+o.OrderNo); err != nil {
 		t.Fatal(err)
 	}
 	if _, st, err := s.Pay.Pay(ctx, o.OrderNo, o.AmountCents, ""); err != nil || st != 200 {
@@ -147,7 +138,7 @@ func TestCacheDeletedAfterRelease(t *testing.T) {
 	u, buyer := s.NewUser(t, "release-buyer", 0)
 	o := buyer.CreateOrder(t, pid, 1)
 	for name, action := range map[string]string{
-		failpoint.ActivateAfterClaim: "1*sleep(" + claimWindow.String() + ")@" + o.OrderNo,
+		failpoint.ActivateAfterClaim: "1*pause@" + o.OrderNo,
 		failpoint.ActivateDeliver:    "1*error@" + o.OrderNo,
 	} {
 		if err := failpoint.Enable(name, action); err != nil {

@@ -25,24 +25,32 @@ func sh(t *testing.T, script string, group bool) (*child.Process, *testenv.Locke
 	return p, out
 }
 
+// waitOutput waits until the child has printed want.
+func waitOutput(t *testing.T, out *testenv.LockedBuffer, want string) {
+	t.Helper()
+	testenv.Eventually(t, 10*time.Second, "the child to print "+want, func() (bool, error) {
+		return strings.Contains(out.String(), want), nil
+	})
+}
+
 func TestExitCodes(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		script string
-		stop   func(p *child.Process)
+		stop   func(t *testing.T, p *child.Process, out *testenv.LockedBuffer)
 		want   int
 	}{
-		{"exit 0", "exit 0", func(*child.Process) {}, 0},
-		{"exit 3", "exit 3", func(*child.Process) {}, 3},
-		{"killed", "exec sleep 30", func(p *child.Process) { p.Kill() }, -1},
-		{"SIGTERM trapped", "trap 'exit 7' TERM; while :; do sleep 0.05; done", func(p *child.Process) {
-			time.Sleep(200 * time.Millisecond) // let the shell set its trap
+		{"exit 0", "exit 0", func(*testing.T, *child.Process, *testenv.LockedBuffer) {}, 0},
+		{"exit 3", "exit 3", func(*testing.T, *child.Process, *testenv.LockedBuffer) {}, 3},
+		{"killed", "exec sleep 30", func(_ *testing.T, p *child.Process, _ *testenv.LockedBuffer) { p.Kill() }, -1},
+		{"SIGTERM trapped", "trap 'exit 7' TERM; echo trapped; while :; do sleep 0.05; done", func(t *testing.T, p *child.Process, out *testenv.LockedBuffer) {
+			waitOutput(t, out, "trapped") // the shell has set its trap
 			_ = p.Stop(10 * time.Second)
 		}, 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, _ := sh(t, tc.script, false)
-			tc.stop(p)
+			p, out := sh(t, tc.script, false)
+			tc.stop(t, p, out)
 			select {
 			case <-p.Done():
 			case <-time.After(10 * time.Second):
@@ -57,8 +65,8 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestStopKillsAfterGrace(t *testing.T) {
-	p, _ := sh(t, "trap '' TERM; while :; do sleep 0.05; done", false)
-	time.Sleep(200 * time.Millisecond)
+	p, out := sh(t, "trap '' TERM; echo trapped; while :; do sleep 0.05; done", false)
+	waitOutput(t, out, "trapped")
 	err := p.Stop(300 * time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("Stop of a process ignoring SIGTERM: %v, want it killed", err)
