@@ -88,22 +88,21 @@ func TestDatabaseCutDuringChargeRollsBackThenRetrySettles(t *testing.T) {
 	// The charge transaction is open: the close is committed, and a
 	// transaction holding the uncommitted CLOSED→SETTLED claim sleeps at the
 	// failpoint (the only writer on this database for those 12 s). The
-	// worker says when it gets there; polling the ledger alone for the
-	// window once missed it on a loaded CI box.
+	// worker says when it gets there. (The test polled INNODB_TRX every 50 ms
+	// for it before: once its first read came just before the transaction
+	// opened, and InnoDB never refreshed that answer; see waitWriteTxs.)
 	fired := "failpoint " + failpoint.GroupCharge + " fired for " + g.no
 	testenv.Eventually(t, 30*time.Second, "the worker at the charge failpoint", func() (bool, error) {
 		return strings.Contains(w.Out.String(), fired), fmt.Errorf("group %s", g.row(t).Status)
 	})
-	testenv.Eventually(t, 5*time.Second, "the charge transaction open on the ledger", func() (bool, error) {
-		st := g.row(t).Status
-		return st == model.GroupClosed && openWriteTxs(t, s) > 0, fmt.Errorf("group %s", st)
-	})
+	waitWriteTxs(t, s, 5*time.Second, "the charge transaction open on the ledger", func(n int64) bool { return n > 0 })
+	if st := g.row(t).Status; st != model.GroupClosed {
+		t.Fatalf("with the charge transaction open the group reads %s, want CLOSED (the claim is not committed)", st)
+	}
 	proxy.Cut(t)
 	cut := time.Now()
 
-	testenv.Eventually(t, 10*time.Second, "the server to roll the cut transaction back", func() (bool, error) {
-		return openWriteTxs(t, s) == 0, nil
-	})
+	waitWriteTxs(t, s, 10*time.Second, "the server to roll the cut transaction back", func(n int64) bool { return n == 0 })
 	// The worker wakes from the sleep on a dead connection, fails the
 	// attempt and retries on asynq's schedule — into a database that is still
 	// down.
