@@ -81,8 +81,9 @@ func TestDatabaseCutDuringChargeRollsBackThenRetrySettles(t *testing.T) {
 
 	// Only the worker goes through the proxy; the test reads the ledger directly.
 	cfg, proxy := behindProxy(t, s.Config)
-	// 12 s: long enough for the test to see it on a machine busy with other
-	// suites (8 s was missed once in a CI run, the test's polls starved).
+	// 12 s: room for the test's checks on a machine busy with other suites.
+	// (An 8 s window, then a 12 s one, were each missed once in CI: most
+	// likely the stale INNODB_TRX answer waitWriteTxs explains, not a slow poll.)
 	w := testenv.StartChildWorker(t, testenv.Binary("queue"), cfg, failpoint.GroupCharge+"=1*sleep(12s)@"+g.no)
 
 	// The charge transaction is open: the close is committed, and a
