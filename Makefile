@@ -21,7 +21,7 @@ run-mysql:
 demo:
 	$(GO) run ./cmd/orderflow demo
 
-## test: lint, then the fast tier (unit, integration, fault tests) against real MariaDB and Redis (~8 min)
+## test: lint, then the fast tier (unit, integration, fault tests) against real MariaDB and Redis (~13 min)
 test: lint
 	./scripts/services.sh
 	$(GO) test $(TEST_FLAGS) ./...
