@@ -73,26 +73,16 @@ func TestDeleteOutboxRunsAgainAfterLosingADeadlock(t *testing.T) {
 	retries := model.TxRetries()
 	done := make(chan error, 1)
 	go func() { done <- relay.DeleteOutbox(context.Background(), keys) }()
-	// InnoDB refreshes information_schema.innodb_trx only once it has not
-	// been read for 100 ms, so a poll any faster sees the first answer for
-	// ever: look every 250 ms.
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	testenv.EventuallyEvery(t, 30*time.Second, testenv.InnoDBTrxPoll, "the relay's DELETE waiting for row b", func() (bool, error) {
 		select {
 		case err := <-done:
 			t.Fatalf("DeleteOutbox returned (%v) without waiting for row b", err)
-		case <-time.After(250 * time.Millisecond):
+		default:
 		}
 		var n int64
-		if err := b.db.Raw(`SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'`, relayConn).Scan(&n).Error; err != nil {
-			t.Fatal(err)
-		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the relay's DELETE never waited for row b")
-		}
-	}
+		err := b.db.Raw(`SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'`, relayConn).Scan(&n).Error
+		return err == nil && n == 1, err
+	})
 	run(heavy, `DELETE FROM outbox WHERE task_id = 'deadlock:a'`) // closes the cycle; the relay's side is rolled back
 	run(heavy, `COMMIT`)
 

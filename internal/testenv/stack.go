@@ -157,8 +157,20 @@ func listen(t testing.TB) net.Listener {
 	return ln
 }
 
-// Eventually polls cond until it is true or the deadline passes.
+// Eventually polls cond every 50 ms until it is true or the deadline passes.
 func Eventually(t testing.TB, within time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	EventuallyEvery(t, within, 50*time.Millisecond, what, cond)
+}
+
+// InnoDBTrxPoll is how often a test may read information_schema.INNODB_TRX
+// (or InnoDB's lock tables) and see news: the server refreshes that cache,
+// one for all its clients, only once it has gone unread for 100 ms, so a
+// faster poll keeps its first answer for ever.
+const InnoDBTrxPoll = 250 * time.Millisecond
+
+// EventuallyEvery is Eventually polling every `every`.
+func EventuallyEvery(t testing.TB, within, every time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	var lastErr error
@@ -168,7 +180,7 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() (bo
 			return
 		}
 		lastErr = err
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(every)
 	}
 	t.Fatalf("timed out after %v waiting for %s (last error: %v)", within, what, errors.Join(lastErr))
 }

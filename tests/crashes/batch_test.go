@@ -33,13 +33,8 @@ func payAll(t *testing.T, s *testenv.Stack, group []*placed) {
 // one-order path each its own.
 func sharedClaims(t *testing.T, s *testenv.Stack, group []*placed) int64 {
 	t.Helper()
-	ids := make([]string, len(group))
-	for i, p := range group {
-		ids[i] = fmt.Sprint(p.orderID)
-	}
-	in := strings.Join(ids, ",")
 	return s.Count(t, `SELECT COALESCE(SUM(n), 0) FROM (SELECT COUNT(*) AS n FROM orders
-		WHERE id IN (`+in+`) AND claimed_at IS NOT NULL GROUP BY claimed_at HAVING COUNT(*) > 1) AS batches`)
+		WHERE id IN (`+idList(group)+`) AND claimed_at IS NOT NULL GROUP BY claimed_at HAVING COUNT(*) > 1) AS batches`)
 }
 
 // TestWorkerKilledMidBatchEveryOrderFinishesOnce kills a real worker process
@@ -53,19 +48,14 @@ func TestWorkerKilledMidBatchEveryOrderFinishesOnce(t *testing.T) {
 	points := []string{failpoint.ActivateAfterClaim, failpoint.ActivateAfterEffect, failpoint.ActivateBeforeFinalize}
 	const perBatch, attempts = 9, 3
 	// Card keys for every attempt: a third of each group is card orders of 2.
-	sh := newShop(t, s, attempts*len(points)*perBatch*2/len(kinds)+4)
+	sh := newShop(t, s, attempts*len(points)*perBatch*2/len(batchKinds)+4)
 
 	var all []*placed
 	for i, point := range points {
-		batched := false
-		for try := 0; try < attempts && !batched; try++ {
-			var group []*placed
-			group, batched = killMidBatch(t, s, sh, point, i, perBatch)
-			all = append(all, group...)
-		}
-		if !batched {
-			t.Fatalf("%s: the armed order ran alone in all %d attempts, want it in a batch of ≥ 2", point, attempts)
-		}
+		placed, _ := untilBatched(t, attempts, point, func() ([]*placed, bool) {
+			return killMidBatch(t, s, sh, point, i, perBatch)
+		})
+		all = append(all, placed...)
 	}
 
 	s.StartWorker(t)
@@ -86,20 +76,47 @@ func TestWorkerKilledMidBatchEveryOrderFinishesOnce(t *testing.T) {
 	}
 }
 
-// kinds are the product kinds a batch of killMidBatch mixes.
-var kinds = []string{"card", "recharge", "subscription"}
+// batchKinds are the product kinds a batch of killMidBatch mixes.
+var batchKinds = []string{"card", "recharge", "subscription"}
+
+// untilBatched runs kill — which places new orders and kills a worker at
+// the armed one — until the armed order died inside a batch, at most
+// attempts times: on a loaded box the batches can finish faster than asynq
+// hands out the tasks, and the armed order then runs alone. It returns
+// every order placed (the clean worker must finish them all) and the last
+// attempt's.
+func untilBatched(t *testing.T, attempts int, what string, kill func() ([]*placed, bool)) (all, last []*placed) {
+	t.Helper()
+	for range attempts {
+		group, batched := kill()
+		all = append(all, group...)
+		if batched {
+			return all, group
+		}
+		t.Logf("%s: the armed order ran alone; trying again with new orders", what)
+	}
+	t.Fatalf("%s: the armed order ran alone in all %d attempts, want it in a batch of ≥ 2", what, attempts)
+	return nil, nil
+}
+
+// idList is the orders' IDs for an SQL IN list.
+func idList(group []*placed) string {
+	ids := make([]string, len(group))
+	for i, p := range group {
+		ids[i] = fmt.Sprint(p.orderID)
+	}
+	return strings.Join(ids, ",")
+}
 
 // killMidBatch places n orders (the one paid last, the armed one, of the
-// kind after kinds[rot]), pays them with no worker running, and runs a
+// kind after batchKinds[rot]), pays them with no worker running, and runs a
 // worker armed to die at point for the armed order. The worker died holding
 // what it had claimed: the armed order is claimed and no claimed order has
-// an effect. It reports whether the armed order was claimed in a batch —
-// on a loaded box the batches can finish faster than asynq hands out the
-// tasks, and it runs alone: the caller tries again with new orders.
+// an effect. It reports whether the armed order was claimed in a batch.
 func killMidBatch(t *testing.T, s *testenv.Stack, sh shop, point string, rot, n int) (group []*placed, batched bool) {
 	t.Helper()
 	for j := range n {
-		group = append(group, place(t, s, sh, kinds[(rot+j+1)%len(kinds)], 2))
+		group = append(group, place(t, s, sh, batchKinds[(rot+j+1)%len(batchKinds)], 2))
 	}
 	no := group[n-1].order.OrderNo
 	payAll(t, s, group)
@@ -120,14 +137,7 @@ func killMidBatch(t *testing.T, s *testenv.Stack, sh shop, point string, rot, n 
 		}
 	}
 	// A batch claim gives all its orders one claimed_at.
-	ids := make([]string, n)
-	for i, p := range group {
-		ids[i] = fmt.Sprint(p.orderID)
-	}
-	together := s.Count(t, `SELECT COUNT(*) FROM orders WHERE id IN (`+strings.Join(ids, ",")+`) AND claimed_at = ?`, armed.ClaimedAt)
-	if together < 2 {
-		t.Logf("%s: armed order %s claimed alone; trying again with new orders", point, no)
-	}
+	together := s.Count(t, `SELECT COUNT(*) FROM orders WHERE id IN (`+idList(group)+`) AND claimed_at = ?`, armed.ClaimedAt)
 	return group, together >= 2
 }
 

@@ -33,18 +33,9 @@ func TestWorkerKilledMidCloseBatchEveryOrderClosesOnce(t *testing.T) {
 		c.ReconcileGrace = svc.Duration(time.Minute)
 	}})
 	sh := newShop(t, s, attempts*n+4)
-	var all, group []*placed
-	for i := 1; ; i++ {
-		var batched bool
-		group, batched = killMidCloseBatch(t, s, sh, n)
-		all = append(all, group...)
-		if batched {
-			break
-		}
-		if i == attempts {
-			t.Fatalf("in %d attempts the armed order was never closed in a batch of ≥ 2", attempts)
-		}
-	}
+	all, group := untilBatched(t, attempts, "close batch", func() ([]*placed, bool) {
+		return killMidCloseBatch(t, s, sh, n)
+	})
 
 	// An order whose close task the dead worker had taken but not yet run
 	// (waiting for a lead while the armed batch committed, which happens on
@@ -98,10 +89,7 @@ func TestWorkerKilledMidCloseBatchEveryOrderClosesOnce(t *testing.T) {
 // killMidCloseBatch piles up the close tasks of n new orders, starts a real
 // worker armed to die at the Redis restore of the order created last, and
 // waits for it to die there. batched is false when that order was not closed
-// in a batch of two or more: on a loaded box every task can find a lead free
-// (the batches finishing faster than asynq hands the tasks out), and then
-// there was no batch to die in — the caller tries again with new orders,
-// the dead worker's leftovers included in what the clean worker must finish.
+// in a batch of two or more (see untilBatched).
 func killMidCloseBatch(t *testing.T, s *testenv.Stack, sh shop, n int) (group []*placed, batched bool) {
 	t.Helper()
 	for range n {
@@ -125,14 +113,7 @@ func killMidCloseBatch(t *testing.T, s *testenv.Stack, sh shop, n int) (group []
 	if got := row.Status.String(); got != "closed" {
 		t.Fatalf("armed order %s is %s right after the crash, want closed (the batch committed)", armed, got)
 	}
-	ids := make([]string, n)
-	for i, p := range group {
-		ids[i] = fmt.Sprint(p.orderID)
-	}
-	together := s.Count(t, `SELECT COUNT(*) FROM orders WHERE id IN (`+strings.Join(ids, ",")+`) AND status = ? AND closed_at = ?`,
+	together := s.Count(t, `SELECT COUNT(*) FROM orders WHERE id IN (`+idList(group)+`) AND status = ? AND closed_at = ?`,
 		model.OrderClosed, row.ClosedAt)
-	if together < 2 {
-		t.Logf("armed order %s closed alone (batch of %d); trying again with new orders", armed, together)
-	}
 	return group, together >= 2
 }

@@ -334,20 +334,14 @@ func dbName(t *testing.T, s *testenv.Stack) string {
 
 // waitWriteTxs waits until ok holds for the number of transactions that
 // changed rows and are still open on the stack's database, whoever holds
-// them. InnoDB refreshes information_schema.INNODB_TRX only once it has gone
-// unread for 100 ms (one cache for the whole server), so a poll every 50 ms
-// could see its first answer for ever: this one polls every 250 ms.
+// them (read from INNODB_TRX, so no faster than testenv.InnoDBTrxPoll).
 func waitWriteTxs(t *testing.T, s *testenv.Stack, within time.Duration, what string, ok func(n int64) bool) {
 	t.Helper()
 	db := dbName(t, s)
-	var n int64
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		n = s.Count(t, `SELECT COUNT(*) FROM information_schema.INNODB_TRX x
+	testenv.EventuallyEvery(t, within, testenv.InnoDBTrxPoll, what, func() (bool, error) {
+		n := s.Count(t, `SELECT COUNT(*) FROM information_schema.INNODB_TRX x
 			JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id
 			WHERE p.DB = ? AND x.trx_rows_modified > 0`, db)
-		if ok(n) {
-			return
-		}
-	}
-	t.Fatalf("timed out after %v waiting for %s (%d open write transactions)", within, what, n)
+		return ok(n), fmt.Errorf("%d open write transactions", n)
+	})
 }

@@ -22,6 +22,8 @@ import (
 // a DEL makes it go away within the test.
 const sentinel = "sentinel-not-an-order"
 
+// cacheKeys are the order's cache keys as SPEC names them, written out
+// rather than taken from ordercache: the test checks the names too.
 func cacheKeys(o *model.Order) []string {
 	return []string{"cache:order:no:" + o.OrderNo, "cache:order:id:" + strconv.FormatInt(o.ID, 10)}
 }
