@@ -37,12 +37,12 @@ func (s *Store) OrdersByNo(ctx context.Context, nos []string) ([]Order, error) {
 	return out, err
 }
 
-// ClaimPaidOrders moves every order of claims that is still paid to claimed,
-// each under its own token and task, counting an attempt, with its event —
+// ClaimPaidOrders moves every order of claims that is still paid to claimed
+// by worker, each under its own token and task, counting an attempt, with its event —
 // one UPDATE, one INSERT … SELECT — and returns the IDs it moved (the rest
 // were moved by someone else first). Run it in its own transaction: the
 // claim commits alone, so the attempt counts whatever happens next.
-func (s *Store) ClaimPaidOrders(ctx context.Context, claims []OrderClaim, at time.Time) ([]int64, error) {
+func (s *Store) ClaimPaidOrders(ctx context.Context, claims []OrderClaim, worker string, at time.Time) ([]int64, error) {
 	if err := OrderMachine.Check("batch", OrderPaid, OrderClaimed); err != nil {
 		return nil, err
 	}
@@ -55,11 +55,11 @@ func (s *Store) ClaimPaidOrders(ctx context.Context, claims []OrderClaim, at tim
 		taskCase.WriteString(" WHEN ? THEN ?")
 		taskArgs = append(taskArgs, c.ID, c.TaskID)
 	}
-	args := []any{OrderClaimed, at, at}
+	args := []any{OrderClaimed, at, at, worker}
 	args = append(append(append(args, tokenArgs...), taskArgs...), ids...)
 	args = append(args, OrderPaid)
 	if err := s.later(ctx,
-		`UPDATE orders FORCE INDEX (PRIMARY) SET status = ?, updated_at = ?, claimed_at = ?, attempts = attempts + 1,
+		`UPDATE orders FORCE INDEX (PRIMARY) SET status = ?, updated_at = ?, claimed_at = ?, claimed_by = ?, attempts = attempts + 1,
 		 claim_token = CASE id`+tokenCase.String()+` END, claim_task_id = CASE id`+taskCase.String()+` END
 		 WHERE id IN (`+placeholders(len(ids))+`) AND status = ?`, args...); err != nil {
 		return nil, err

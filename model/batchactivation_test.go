@@ -30,7 +30,7 @@ func batchStatements(t *testing.T, b *bundle, tag string) {
 	}
 	var moved []int64
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) (err error) {
-		moved, err = tx.ClaimPaidOrders(b.ctx, claims, b.now)
+		moved, err = tx.ClaimPaidOrders(b.ctx, claims, "worker-a", b.now)
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -24,13 +24,15 @@ type Order struct {
 	Attempts    int
 	ClaimToken  *string
 	ClaimTaskID *string
-	ClaimedAt   *time.Time
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	ExpireAt    time.Time
-	PaidAt      *time.Time
-	FinishedAt  *time.Time
-	ClosedAt    *time.Time
+	// ClaimedBy is the worker process holding the claim (its lease ID).
+	ClaimedBy  *string
+	ClaimedAt  *time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	ExpireAt   time.Time
+	PaidAt     *time.Time
+	FinishedAt *time.Time
+	ClosedAt   *time.Time
 	// TraceContext is the traceparent of the request that created the
 	// order (nil when tracing is off): its payment continues that trace.
 	TraceContext *string
@@ -237,13 +239,13 @@ func orderMove(id int64, orderNo string, m OrderMove) (string, []any, Event, err
 }
 
 // TakeOverClaim lets a task redelivered after its lease expired take over the
-// claim it made itself (same task ID) under a new token. Not a status move:
-// the order stays claimed.
-func (s *Store) TakeOverClaim(ctx context.Context, id int64, taskID, oldToken, newToken string, at time.Time) (bool, error) {
+// claim it made itself (same task ID) under a new token, held now by worker.
+// Not a status move: the order stays claimed.
+func (s *Store) TakeOverClaim(ctx context.Context, id int64, taskID, oldToken, newToken, worker string, at time.Time) (bool, error) {
 	n, err := s.exec(ctx,
-		`UPDATE orders SET claim_token = ?, claimed_at = ?, updated_at = ?, attempts = attempts + 1
+		`UPDATE orders SET claim_token = ?, claimed_by = ?, claimed_at = ?, updated_at = ?, attempts = attempts + 1
 		 WHERE id = ? AND status = ? AND claim_task_id = ? AND claim_token = ?`,
-		newToken, at, at, id, OrderClaimed, taskID, oldToken)
+		newToken, worker, at, at, id, OrderClaimed, taskID, oldToken)
 	return n == 1, err
 }
 

@@ -57,8 +57,11 @@ type Config struct {
 	// embedded asynqmon's metrics view (optional).
 	PrometheusURL string `yaml:"prometheus_url"`
 
-	OrderTTL          Duration `yaml:"order_ttl"`
-	ClaimTimeout      Duration `yaml:"claim_timeout"`
+	OrderTTL     Duration `yaml:"order_ttl"`
+	ClaimTimeout Duration `yaml:"claim_timeout"`
+	// WorkerLease is how long a worker may go without a beat before the
+	// others take its claims and tasks over (fleet package).
+	WorkerLease       Duration `yaml:"worker_lease"`
 	SweepInterval     Duration `yaml:"sweep_interval"`
 	SweepPageSize     int      `yaml:"sweep_page_size"`
 	ReconcileSchedule string   `yaml:"reconcile_schedule"`
@@ -134,6 +137,7 @@ func Defaults() Config {
 		MetricsAuth:              "none",
 		OrderTTL:                 Duration(15 * time.Minute),
 		ClaimTimeout:             Duration(10 * time.Minute),
+		WorkerLease:              Duration(15 * time.Second),
 		SweepInterval:            Duration(time.Minute),
 		SweepPageSize:            500,
 		ReconcileSchedule:        "0 3 * * *",
@@ -357,7 +361,7 @@ func (c Config) Validate() error {
 		return bad("settle_retry_delays", err.Error())
 	}
 	for key, d := range map[string]Duration{
-		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "sweep_interval": c.SweepInterval,
+		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "sweep_interval": c.SweepInterval, "worker_lease": c.WorkerLease,
 		"reconcile_grace": c.ReconcileGrace, "notify_interval": c.NotifyInterval,
 		"activate_retry_delay": c.ActivateRetryDelay, "webhook_retry_delay": c.WebhookRetryDelay,
 		"cache_ttl": c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,
@@ -376,6 +380,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTPReadHeaderTimeout > c.HTTPReadTimeout {
 		return bad("http_read_header_timeout", "must not be longer than http_read_timeout")
+	}
+	if c.WorkerLease < Duration(time.Second) {
+		return bad("worker_lease", "want at least 1s (a worker beats ten times a lease)")
 	}
 	if c.ActivateTimeout != 0 && c.ActivateTimeout >= c.ClaimTimeout {
 		return bad("activate_timeout", "must be shorter than claim_timeout, or a running activation could be recovered under it")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"orderflow/internal/domain/fleet"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/tasks"
@@ -29,6 +30,9 @@ type ServiceContext struct {
 	Tasks     tasks.Table
 	// Pay is the enabled payment providers (ORDERFLOW_PAY_PROVIDERS).
 	Pay *pay.Registry
+	// WorkerID names this process on the claims it makes and on its lease
+	// in the fleet's registry (fleet.NewWorkerID).
+	WorkerID string
 
 	stopWatch context.CancelFunc // ends watchFailovers (sentinel mode)
 
@@ -57,6 +61,7 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		Config:    c,
 		Log:       log,
 		Clock:     clock.Real{},
+		WorkerID:  fleet.NewWorkerID(),
 		DB:        db,
 		Store:     model.NewStore(db),
 		Redis:     rdb,

@@ -72,7 +72,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	}, order.Settings{
 		OrderTTL: c.OrderTTL.D(), ClaimTimeout: c.ClaimTimeout.D(), MaxPending: c.MaxPending,
 		MaxAttempts: c.MaxAttempts, CacheTTL: c.CacheTTL.D(), IdempotencyTTL: c.IdempotencyTTL.D(),
-		ActivateBatch: batch,
+		ActivateBatch: batch, WorkerID: s.WorkerID,
 	})
 	refunds := refund.New(refund.Deps{
 		Store: s.Store,

@@ -221,6 +221,7 @@ func envCore(c svc.Config) []string {
 		"ORDERFLOW_LOG_LEVEL="+c.LogLevel,
 		"ORDERFLOW_LOG_FORMAT="+c.LogFormat,
 		"ORDERFLOW_CLAIM_TIMEOUT="+c.ClaimTimeout.D().String(),
+		"ORDERFLOW_WORKER_LEASE="+c.WorkerLease.D().String(),
 		"ORDERFLOW_ACTIVATE_TIMEOUT="+c.ActivateTimeout.D().String(),
 		"ORDERFLOW_SWEEP_INTERVAL="+c.SweepInterval.D().String(),
 		"ORDERFLOW_SWEEP_PAGE_SIZE="+strconv.Itoa(c.SweepPageSize),

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"orderflow/internal/domain/fleet"
 	"orderflow/internal/domain/reconcile"
 	"orderflow/internal/infra/health"
 	"orderflow/internal/infra/idlepoll"
@@ -73,10 +74,7 @@ func installIdlePoll(sc *svc.ServiceContext) func() (stop func()) {
 	if !ok {
 		return nil
 	}
-	queues := make([]string, 0, len(tasks.QueueWeights))
-	for q := range tasks.QueueWeights {
-		queues = append(queues, q)
-	}
+	queues := tasks.Queues()
 	slices.SortFunc(queues, func(a, b string) int { // the heaviest first, then by name
 		return cmp.Or(cmp.Compare(tasks.QueueWeights[b], tasks.QueueWeights[a]), cmp.Compare(a, b))
 	})
@@ -123,9 +121,14 @@ func (w *Worker) Start() error {
 	w.sched = sched
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	w.wg.Add(2)
+	lease := fleet.New(fleet.Config{
+		Self: w.sc.WorkerID, Lease: c.WorkerLease.D(), Queues: tasks.Queues(), Redis: w.sc.Redis,
+		Claims: w.uc.Orders, Clock: w.sc.Clock, Log: w.sc.Log, Metrics: w.uc.Metrics,
+	})
+	w.wg.Add(3)
 	go func() { defer w.wg.Done(); w.uc.Relay.Run(ctx, c.RelayInterval.D()) }()
 	go func() { defer w.wg.Done(); p.run(ctx) }()
+	go func() { defer w.wg.Done(); lease.Run(ctx) }()
 
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {

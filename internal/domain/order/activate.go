@@ -64,7 +64,7 @@ func (s *Service) claim(ctx context.Context, orderNo, taskID string, log *zap.Lo
 		err = s.store.InTx(ctx, func(tx *model.Store) error {
 			return tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, model.OrderMove{
 				From: model.OrderPaid, To: model.OrderClaimed, Reason: "claim", At: now, CountAttempt: true,
-				Set: map[string]any{"claim_token": token, "claim_task_id": taskID, "claimed_at": now},
+				Set: map[string]any{"claim_token": token, "claim_task_id": taskID, "claimed_at": now, "claimed_by": s.set.WorkerID},
 			})
 		})
 		if errors.Is(err, model.ErrUnmet) {
@@ -76,7 +76,7 @@ func (s *Service) claim(ctx context.Context, orderNo, taskID string, log *zap.Lo
 		}
 	case o.Status == model.OrderClaimed && o.ClaimTaskID != nil && *o.ClaimTaskID == taskID:
 		// asynq redelivered this task after its lease expired: the claim is ours.
-		ok, err := s.store.TakeOverClaim(ctx, o.ID, taskID, deref(o.ClaimToken), token, now)
+		ok, err := s.store.TakeOverClaim(ctx, o.ID, taskID, deref(o.ClaimToken), token, s.set.WorkerID, now)
 		if err != nil {
 			return nil, fmt.Errorf("activate %s: take over claim: %w", orderNo, err)
 		}

@@ -83,7 +83,7 @@ func (s *Service) claimBatch(ctx context.Context, batch []*batchTask) (claimed [
 	now := s.clock.Now()
 	var moved []int64
 	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		moved, err = tx.ClaimPaidOrders(ctx, want, now)
+		moved, err = tx.ClaimPaidOrders(ctx, want, s.set.WorkerID, now)
 		return err
 	})
 	if err != nil {

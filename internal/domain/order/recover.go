@@ -22,7 +22,7 @@ func (s *Service) ResetStuckClaim(ctx context.Context, o *model.Order) (bool, er
 	if o.Status != model.OrderClaimed || o.ClaimedAt == nil || !o.ClaimedAt.Before(s.ClaimCutoff()) {
 		return false, nil
 	}
-	ok, err := s.requeue(ctx, o, true)
+	ok, err := s.requeue(ctx, o, "stuck claim recovered")
 	if ok {
 		s.metrics.StuckRecovered()
 		s.log.Warn("stuck claim reset to paid and re-queued", zap.String("order_no", o.OrderNo), zap.Timep("claimed_at", o.ClaimedAt))
@@ -33,7 +33,7 @@ func (s *Service) ResetStuckClaim(ctx context.Context, o *model.Order) (bool, er
 // RequeueActivation gives a paid order whose activation task is not live
 // a new generation and its outbox row; false means it had moved on.
 func (s *Service) RequeueActivation(ctx context.Context, o *model.Order) (bool, error) {
-	ok, err := s.requeue(ctx, o, false)
+	ok, err := s.requeue(ctx, o, "")
 	if ok {
 		s.log.Debug("paid order had no live task; re-queued", zap.String("order_no", o.OrderNo), zap.Int("gen", o.ActivateGen+1))
 	}
@@ -41,15 +41,16 @@ func (s *Service) RequeueActivation(ctx context.Context, o *model.Order) (bool, 
 }
 
 // requeue gives the order a new generation and its outbox row, in one
-// transaction; fromClaimed also resets the stuck claim to paid.
-func (s *Service) requeue(ctx context.Context, o *model.Order, fromClaimed bool) (bool, error) {
+// transaction; a release reason also moves its claim (as read: the token
+// is named) back to paid, with that reason in the event.
+func (s *Service) requeue(ctx context.Context, o *model.Order, release string) (bool, error) {
 	now := s.clock.Now()
 	gen := o.ActivateGen + 1
 	var ok bool
 	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		if fromClaimed {
+		if release != "" {
 			ok, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
-				From: model.OrderClaimed, To: model.OrderPaid, Reason: "stuck claim recovered", At: now,
+				From: model.OrderClaimed, To: model.OrderPaid, Reason: release, At: now,
 				Token: deref(o.ClaimToken), NextGen: gen, Set: map[string]any{"claim_token": nil},
 			})
 		} else {

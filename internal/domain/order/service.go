@@ -36,6 +36,9 @@ type Settings struct {
 	// ActivateBatch is the most activate tasks a worker runs as one batch
 	// (claim, delivery and finalize shared); 1 runs each order alone.
 	ActivateBatch int
+	// WorkerID names this process on the claims it makes (its lease in
+	// the fleet registry): a survivor releases a lost worker's claims.
+	WorkerID string
 }
 
 // activateLeaders is how many activation batches one process runs at once

@@ -37,6 +37,7 @@ type Metrics struct {
 	activationLag  prometheus.Histogram
 	batchSize      prometheus.Histogram
 	sweep          *sweepCollectors
+	fleet          *fleetCollectors
 	periodicRuns   *prometheus.CounterVec
 }
 
@@ -51,6 +52,7 @@ func New(rdb redis.UniversalClient) *Metrics {
 		Registry:       prometheus.NewRegistry(),
 		rdb:            rdb,
 		sweep:          newSweepCollectors(),
+		fleet:          newFleetCollectors(),
 		periodicRuns:   newPeriodicRuns(),
 		closes:         counterVec("orderflow_order_close_total", "Order close attempts by result (success, failure).", "result"),
 		refundAttempts: counterVec("orderflow_refund_attempts_total", "Provider refund calls by result (success, failure).", "result"),
@@ -67,6 +69,7 @@ func New(rdb redis.UniversalClient) *Metrics {
 	}
 	m.Registry.MustRegister(m.closes, m.refundAttempts, m.stuckRecovered, m.activations, m.activationLag, m.batchSize, m.periodicRuns)
 	m.sweep.register(m.Registry)
+	m.fleet.register(m.Registry)
 	for _, r := range []string{"success", "failure"} {
 		m.closes.WithLabelValues(r)
 		m.refundAttempts.WithLabelValues(r)
