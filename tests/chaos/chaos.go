@@ -143,6 +143,9 @@ type Report struct {
 	Contract []string
 	// Panics lists panics and data races found in the process logs.
 	Panics []string
+	// Takeover times, per worker kill, how long until every order the
+	// worker held was done by another process.
+	Takeover TakeoverStats
 	// TimeToHeal runs from the end of the last fault until every object is
 	// terminal or holds a live task and every stock counter equals the
 	// ledger (Healed: within the bound); HealBound is two sweep intervals.
@@ -178,7 +181,7 @@ func (r *Report) MissingFaults() []string {
 
 // Violations counts audit violations, lost writes and panics.
 func (r *Report) Violations() int {
-	n := len(r.Lost) + len(r.Panics) + len(r.Stale) + len(r.Contract)
+	n := len(r.Lost) + len(r.Panics) + len(r.Stale) + len(r.Contract) + len(r.Takeover.Pending)
 	if r.Audit != nil {
 		n += r.Audit.Violations()
 	}
@@ -304,6 +307,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	out.Printf("workload done; waiting for the last faults to heal")
 	faultsDone.Wait()
 	rep.Faults, rep.FaultLog = inj.counts(), inj.log
+	rep.Takeover = inj.takeovers.stats()
+	if inj.rdb != nil {
+		inj.rdb.Close()
+	}
+	out.Printf("%s", rep.Takeover)
 	if c.ha != nil {
 		c.ha.mu.Lock()
 		rep.HANotes = append([]string{}, c.ha.notes...)
@@ -490,6 +498,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "process starts: %s\n", kv(r.Starts))
 	fmt.Fprintf(w, "unplanned exits (restarted by the supervisor): %s\n", kv(r.Unplanned))
 
+	fmt.Fprintf(w, "\n%s\n", r.Takeover)
 	fmt.Fprintf(w, "\ntime to heal after the last fault: ")
 	if r.Healed {
 		fmt.Fprintf(w, "%s (bound: 2 sweep intervals = %s)\n", r.TimeToHeal.Round(10*time.Millisecond), r.HealBound)

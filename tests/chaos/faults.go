@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -160,6 +161,20 @@ type injector struct {
 	mu       sync.Mutex
 	injected map[string]int
 	log      []string
+
+	// takeovers times how long each killed worker's orders wait for another.
+	takeovers takeovers
+	rdb       redis.UniversalClient // for takeovers (nil until the first kill)
+}
+
+// redis is the client the takeover watch reads asynq's worker lists with.
+func (in *injector) redis() redis.UniversalClient {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.rdb == nil {
+		in.rdb = in.c.redisClient()
+	}
+	return in.rdb
 }
 
 // run injects each kind's faults in order, kinds in parallel (so a Redis
@@ -208,7 +223,11 @@ func (in *injector) inject(ctx context.Context, f fault) {
 			ps = []*proc{c.workers[f.target]}
 		}
 		for _, p := range ps {
+			pid := p.Pid()
 			p.Kill9()
+			if pid != 0 {
+				in.takeovers.killed(ctx, c.dsn, in.redis(), p.name, pid, time.Now())
+			}
 		}
 		wait()
 		for _, p := range ps {

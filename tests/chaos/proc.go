@@ -83,6 +83,16 @@ func (p *proc) Start() error {
 	return p.spawnLocked()
 }
 
+// Pid is the running instance's process ID (0 when it is not running).
+func (p *proc) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Pid()
+}
+
 // Kill9 stops wanting the process, sends SIGKILL and waits until it is gone.
 func (p *proc) Kill9() { p.signalAndWait(syscall.SIGKILL) }
 
