@@ -385,6 +385,9 @@ func (c *cluster) panics() []string {
 // recoveryMarkers are log messages that show a repair path ran.
 var recoveryMarkers = []struct{ label, msg string }{
 	{"stuck claims reset", "stuck claim reset to paid and re-queued"},
+	{"lost workers taken over", "fleet: worker lost; its claims released"},
+	{"lost workers' claims released", "lost worker's claim released and re-queued"},
+	{"lost workers' tasks put back", "fleet: tasks of a lost worker put back"},
 	{"claims taken over", "took over own claim after lease expiry"},
 	{"claims lost before finalize", "claim lost before finalize"},
 	{"paid orders re-queued", "paid order had no live task; re-queued"},
