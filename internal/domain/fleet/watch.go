@@ -49,6 +49,8 @@ type Watcher struct {
 	// queues' orphaned tasks were last looked at; lostUntil keeps the
 	// orphan look every tick for a while after a takeover.
 	lastHolders, lastOrphans, lostUntil time.Time
+	// beatFailing is set while beats fail, so an outage is logged once.
+	beatFailing bool
 }
 
 // New builds a Watcher.
@@ -82,8 +84,15 @@ func (w *Watcher) Step(ctx context.Context) {
 	now := w.c.Clock.Now()
 	lapsed, err := w.reg.beat(ctx, w.c.Self, now, w.c.Lease)
 	if err != nil {
-		w.c.Log.Warn("fleet: beat failed", zap.Error(err))
+		if !w.beatFailing && ctx.Err() == nil {
+			w.c.Log.Warn("fleet: beat failed; trying every tick, quietly until it works", zap.Error(err))
+		}
+		w.beatFailing = true
 		return
+	}
+	if w.beatFailing {
+		w.beatFailing = false
+		w.c.Log.Info("fleet: beating again")
 	}
 	for _, id := range lapsed {
 		if id != w.c.Self {
