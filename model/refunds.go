@@ -109,15 +109,22 @@ type RefundMove struct {
 }
 
 // MoveRefund applies m to refund r (as read) with one UPDATE naming the
-// status it leaves and records the event under its base number; false means
-// someone else moved it first. A move changes r's order's view.
+// status it leaves and the number r was read under; false means someone
+// else moved it first, or an operator's retry gave it a new number (a move
+// decided on what the provider said about one number must not land on the
+// next generation). A move changes r's order's view.
+//
+// The history stays under the base number, so one refund's story holds
+// every generation (the console, the audit's replay and the backlog read it
+// there); the shop webhook names the number the refund has after the move,
+// the one the admin API finds it by.
 func (s *Store) MoveRefund(ctx context.Context, r *Refund, m RefundMove) (bool, error) {
-	id, refundNo := r.ID, r.BaseNo
-	if err := RefundMachine.Check(refundNo, m.From, m.To); err != nil {
+	if err := RefundMachine.Check(r.RefundNo, m.From, m.To); err != nil {
 		return false, err
 	}
 	u := newStatusUpdate("refunds", m.To, m.At, m.Set)
-	u.from(id, "status = ?", m.From)
+	u.from(r.ID, "status = ?", m.From)
+	u.and("refund_no = ?", r.RefundNo)
 	if m.NextTaskGen > 0 {
 		u.assign("task_gen = ?", m.NextTaskGen)
 		u.and("task_gen = ?", m.NextTaskGen-1)
@@ -127,13 +134,17 @@ func (s *Store) MoveRefund(ctx context.Context, r *Refund, m RefundMove) (bool, 
 	if err != nil || n == 0 {
 		return false, err
 	}
+	current := r.RefundNo
+	if no, ok := m.Set["refund_no"].(string); ok {
+		current = no
+	}
 	s.staleAfterCommit(ctx, r.OrderID, r.OrderNo)
 	if err := s.webhookForMoveLater(ctx, "refund", m.From.String(), m.To.String(), m.At, map[string]any{
-		"refund_no": refundNo, "order_no": r.OrderNo, "amount_cents": r.AmountCents, "reason": r.Reason,
+		"refund_no": current, "order_no": r.OrderNo, "amount_cents": r.AmountCents, "reason": r.Reason,
 	}); err != nil {
 		return false, err
 	}
-	return true, s.InsertEventLater(ctx, Event{ObjectType: "refund", ObjectNo: refundNo, FromStatus: m.From.String(), ToStatus: m.To.String(), Reason: m.Reason, CreatedAt: m.At})
+	return true, s.InsertEventLater(ctx, Event{ObjectType: "refund", ObjectNo: r.BaseNo, FromStatus: m.From.String(), ToStatus: m.To.String(), Reason: m.Reason, CreatedAt: m.At})
 }
 
 // CountRefundAttempt records one provider call for a refund still processing.

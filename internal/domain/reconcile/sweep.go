@@ -181,7 +181,8 @@ func (w walkAt) spent() bool { return !w.deadline.IsZero() && !time.Now().Before
 
 // object is one row a kind read: its cursor, the task ID of its current
 // generation ("" = re-queue without asking, a stuck claim) and how to
-// re-queue it (false: it had moved on). A re-queue's transaction sends its
+// re-queue it (false: it had moved on; nil: leave it, its mover is at work
+// now — a webhook's post in flight). A re-queue's transaction sends its
 // row after its commit.
 type object struct {
 	cur     model.Cursor
@@ -214,7 +215,7 @@ func (s *Sweeper) walkObjects(ctx context.Context, taskType string, w walkAt, pa
 		}
 		for _, o := range objs {
 			count.Checked++
-			if o.taskID != "" && live[o.taskID] {
+			if o.requeue == nil || o.taskID != "" && live[o.taskID] {
 				continue
 			}
 			requeued, err := o.requeue(ctx)

@@ -149,33 +149,6 @@ func (s *Sweeper) groups(status model.GroupStatus) pageFunc {
 	}
 }
 
-// webhooks: an undelivered shop webhook's delivery task (a failing one is
-// live while asynq retries it; archived after its budget, it gets a new
-// generation). With webhooks off there is nothing to deliver to.
-func (s *Sweeper) webhooks(ctx context.Context, w walkAt, limit int) ([]object, error) {
-	if s.Webhooks == nil || !s.Webhooks.On() {
-		return nil, nil
-	}
-	rows, err := s.Store.UndeliveredWebhooksPage(ctx, w.start, w.cur.ID, limit)
-	// A task asynq still calls active long past its due time ran on a
-	// worker that died: asynq recovers it only after its own lease and a
-	// one-minute check. Re-queued at once instead (taskID ""), the new
-	// generation posts it; should the old one run too, the row's lease and
-	// delivered_at keep that to at most one more post of the same id.
-	stale := w.start.Add(-(4*s.Budget + webhookPostTimeout)) // two sweep intervals (Budget is half of one) and a post
-	return objectsOf(rows, err, func(h *model.Webhook) object {
-		id := tasks.ID(tasks.TypeWebhookDeliver, h.EventID, h.TaskGen)
-		if h.NextAttemptAt.Before(stale) {
-			id = ""
-		}
-		return object{cur: model.Cursor{ID: h.ID}, taskID: id,
-			requeue: func(ctx context.Context) (bool, error) { return s.Webhooks.Requeue(ctx, h) }}
-	})
-}
-
-// webhookPostTimeout is the longest one webhook post runs (its client's timeout).
-const webhookPostTimeout = 10 * time.Second
-
 // notifications: pending notifications have one task, the delivery round of
 // the notification job's current slot; the sweep queues that slot's ID (a
 // duplicate is refused, so this only adds a round the schedule missed).

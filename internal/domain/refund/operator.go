@@ -64,10 +64,14 @@ func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
 	}
 	gen := r.TaskGen + 1
 	row := executeRow(no, gen, now)
+	why := "operator retry"
+	if no != r.RefundNo { // the history, kept under the base number, shows the new one
+		why += " as " + no
+	}
 	var moved bool
 	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
 		moved, err = tx.MoveRefund(ctx, r, model.RefundMove{
-			From: model.RefundManual, To: model.RefundProcessing, Reason: "operator retry", At: now, NextTaskGen: gen,
+			From: model.RefundManual, To: model.RefundProcessing, Reason: why, At: now, NextTaskGen: gen,
 			Set: map[string]any{"attempts": 0, "provider_status": "", "last_error": "", "refund_no": no, "no_gen": noGen},
 		})
 		if err != nil || !moved {

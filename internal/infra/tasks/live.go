@@ -31,9 +31,21 @@ var liveStates = map[string]bool{"pending": true, "scheduled": true, "active": t
 // the layout Inspector.GetTaskInfo reads; TestLiveManyMatchesInspector holds
 // it to asynq's own answer). It returns the IDs that are live.
 func (t Table) LiveMany(ctx context.Context, rdb redis.UniversalClient, typ string, ids []string) (map[string]bool, error) {
-	live := make(map[string]bool, len(ids))
+	return t.inStates(ctx, rdb, typ, ids, liveStates)
+}
+
+// ActiveMany is LiveMany for the one state "active": the tasks a worker
+// took and has not finished — or a worker that died left, until asynq
+// takes them back.
+func (t Table) ActiveMany(ctx context.Context, rdb redis.UniversalClient, typ string, ids []string) (map[string]bool, error) {
+	return t.inStates(ctx, rdb, typ, ids, map[string]bool{"active": true})
+}
+
+// inStates returns the IDs whose task asynq holds in one of states.
+func (t Table) inStates(ctx context.Context, rdb redis.UniversalClient, typ string, ids []string, states map[string]bool) (map[string]bool, error) {
+	in := make(map[string]bool, len(ids))
 	if len(ids) == 0 {
-		return live, nil
+		return in, nil
 	}
 	q := t[typ].Queue
 	cmds := make([]*redis.StringCmd, len(ids))
@@ -46,9 +58,9 @@ func (t Table) LiveMany(ctx context.Context, rdb redis.UniversalClient, typ stri
 		if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
 			return nil, fmt.Errorf("inspect %d %s tasks: %w", len(ids), typ, err)
 		}
-		if liveStates[c.Val()] {
-			live[ids[i]] = true
+		if states[c.Val()] {
+			in[ids[i]] = true
 		}
 	}
-	return live, nil
+	return in, nil
 }
