@@ -2,6 +2,8 @@ package console
 
 import (
 	"net/http"
+
+	"orderflow/api/sameorigin"
 )
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -14,7 +16,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 
 // login trades the admin token, typed into the form, for a session cookie.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
+	if sameorigin.Of(r) == sameorigin.Cross {
 		http.Error(w, "cross-site request refused", http.StatusForbidden)
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"time"
 
+	"orderflow/api/sameorigin"
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/metrics"
 	"orderflow/svc"
@@ -94,7 +95,7 @@ func (c *Console) action(next http.HandlerFunc) http.Handler {
 			http.Error(w, "log in at /console/login", http.StatusUnauthorized)
 			return
 		}
-		if !sameOrigin(r) {
+		if sameorigin.Of(r) == sameorigin.Cross {
 			c.log.Warn("cross-site console post refused", zap.String("path", r.URL.Path), zap.String("origin", r.Header.Get("Origin")), zap.String("referer", r.Header.Get("Referer")))
 			http.Error(w, "cross-site request refused", http.StatusForbidden)
 			return

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"orderflow/api/sameorigin"
 )
 
 const (
@@ -72,39 +74,10 @@ func (s *sessions) valid(r *http.Request) (string, bool) {
 // csrf is the token every form of a session carries.
 func (s *sessions) csrf(session string) string { return s.mac("csrf", session) }
 
-// sameOrigin reports whether a request's Origin (or, without one, its
-// Referer) names this scheme and host; a request with neither passes, left to the
-// CSRF token and the SameSite=Strict cookie.
-func sameOrigin(r *http.Request) bool {
-	from := r.Header.Get("Origin")
-	if from == "" {
-		from = r.Header.Get("Referer")
-	}
-	if from == "" {
-		return true
-	}
-	u, err := url.Parse(from)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	scheme := "http"
-	if overTLS(r) {
-		scheme = "https"
-	}
-	return u.Host == r.Host && u.Scheme == scheme
-}
-
-// overTLS reports whether the browser reached the console over TLS: to this
-// process, or to a proxy in front that says so. A cross-site form cannot
-// set X-Forwarded-Proto, so trusting it here opens nothing to CSRF.
-func overTLS(r *http.Request) bool {
-	return r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https"
-}
-
 func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
 		Name: name, Value: value, Path: "/console/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: sameorigin.OverTLS(r),
 	})
 }
 

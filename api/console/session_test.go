@@ -1,7 +1,6 @@
 package console
 
 import (
-	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -49,48 +48,6 @@ func TestSessionCookie(t *testing.T) {
 	}
 	if s.csrf(value) == s.csrf(other) || s.csrf(value) == "" {
 		t.Errorf("CSRF tokens of two sessions agree or are empty")
-	}
-}
-
-func TestSameOrigin(t *testing.T) {
-	tests := []struct {
-		name            string
-		origin, referer string
-		tls             bool
-		proxied         bool // behind a proxy that ended TLS
-		want            bool
-	}{
-		{"neither header (left to the CSRF token)", "", "", false, false, true},
-		{"same origin", "http://console.example:8080", "", false, false, true},
-		{"same origin over TLS", "https://console.example:8080", "", true, false, true},
-		{"same origin over TLS ended at a proxy", "https://console.example:8080", "", false, true, true},
-		{"other host", "http://evil.example", "", false, false, false},
-		{"other port", "http://console.example:9090", "", false, false, false},
-		{"https page posting to http", "https://console.example:8080", "", false, false, false},
-		{"null origin (sandboxed frame)", "null", "", false, false, false},
-		{"same-site referer", "", "http://console.example:8080/console/", false, false, true},
-		{"cross-site referer", "", "http://evil.example/console/", false, false, false},
-		{"origin wins over referer", "http://evil.example", "http://console.example:8080/console/", false, false, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := httptest.NewRequest("POST", "http://console.example:8080/console/orders/O1/retry", nil)
-			if tc.origin != "" {
-				r.Header.Set("Origin", tc.origin)
-			}
-			if tc.referer != "" {
-				r.Header.Set("Referer", tc.referer)
-			}
-			if tc.tls {
-				r.TLS = &tls.ConnectionState{}
-			}
-			if tc.proxied {
-				r.Header.Set("X-Forwarded-Proto", "https")
-			}
-			if got := sameOrigin(r); got != tc.want {
-				t.Errorf("sameOrigin = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }
 
