@@ -2,10 +2,18 @@ package console
 
 import (
 	"net/http"
+
+	"orderflow/api/sameorigin"
+
+	"go.uber.org/zap"
 )
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
-	if _, ok := c.sessions.valid(r); ok {
+	_, ok, err := c.sessions.valid(r)
+	if err != nil {
+		c.log.Warn("console session not checked; showing the login", zap.Error(err))
+	}
+	if ok {
 		http.Redirect(w, r, "/console/", http.StatusSeeOther)
 		return
 	}
@@ -14,7 +22,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 
 // login trades the admin token, typed into the form, for a session cookie.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
+	if sameorigin.Of(r) == sameorigin.Cross {
 		http.Error(w, "cross-site request refused", http.StatusForbidden)
 		return
 	}
@@ -23,11 +31,23 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusUnauthorized, "login", "Log in", "That is not the admin token.")
 		return
 	}
-	setCookie(w, r, sessionCookie, c.sessions.issue(), int(sessionTTL.Seconds()))
+	value, err := c.sessions.issue(r.Context())
+	if err != nil {
+		c.unavailable(w, r, err)
+		return
+	}
+	setCookie(w, r, sessionCookie, value, int(sessionTTL.Seconds()))
 	http.Redirect(w, r, "/console/", http.StatusSeeOther)
 }
 
+// logout ends the session in the ledger, so a copy of its cookie (another
+// browser, a proxy's log) is refused too, then drops this browser's.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
+	sess, _ := sessionOf(r) // action admitted it
+	if err := c.sessions.end(r.Context(), sess); err != nil {
+		c.unavailable(w, r, err)
+		return
+	}
 	setCookie(w, r, sessionCookie, "", -1)
 	http.Redirect(w, r, "/console/login", http.StatusSeeOther)
 }

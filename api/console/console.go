@@ -1,7 +1,8 @@
 // Package console is the operator console at /console/: server-rendered
 // pages (templates embedded in the binary, no build step, no CDN) over the
-// same use cases the admin API calls. A login with the admin token gives a
-// signed session cookie; every form carries a CSRF token derived from it.
+// same use cases the admin API calls. A login with the admin token starts a
+// session in the ledger and gives its signed cookie; every form carries a
+// CSRF token derived from it; a log-out ends it.
 package console
 
 import (
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"time"
 
+	"orderflow/api/sameorigin"
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/metrics"
 	"orderflow/svc"
@@ -37,7 +39,7 @@ type Console struct {
 func New(sc *svc.ServiceContext, uc *svc.UseCases) *Console {
 	c := &Console{uc: uc, sc: sc, log: sc.Log.Named("console"),
 		sources:  metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock},
-		sessions: newSessions(sc.Config.AdminToken, sc.Clock.Now),
+		sessions: newSessions(sc.Config.AdminToken, sc.Store, sc.Clock.Now),
 		pages:    map[string]*template.Template{},
 	}
 	for _, p := range []string{"login", "needs", "story", "glance"} {
@@ -72,7 +74,12 @@ func (c *Console) Mount(mux *http.ServeMux) {
 // (or, for a method other than GET/HEAD, answered 401).
 func (c *Console) page(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := c.sessions.valid(r); !ok {
+		sess, ok, err := c.sessions.valid(r)
+		if err != nil {
+			c.unavailable(w, r, err)
+			return
+		}
+		if !ok {
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				http.Error(w, "log in at /console/login", http.StatusUnauthorized)
 				return
@@ -81,7 +88,7 @@ func (c *Console) page(next http.HandlerFunc) http.Handler {
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
-		next(w, r)
+		next(w, withSession(r, sess))
 	})
 }
 
@@ -89,22 +96,26 @@ func (c *Console) page(next http.HandlerFunc) http.Handler {
 // Referer, when sent), carrying the session's CSRF token.
 func (c *Console) action(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		session, ok := c.sessions.valid(r)
+		sess, ok, err := c.sessions.valid(r)
+		if err != nil {
+			c.unavailable(w, r, err)
+			return
+		}
 		if !ok {
 			http.Error(w, "log in at /console/login", http.StatusUnauthorized)
 			return
 		}
-		if !sameOrigin(r) {
+		if sameorigin.Of(r) == sameorigin.Cross {
 			c.log.Warn("cross-site console post refused", zap.String("path", r.URL.Path), zap.String("origin", r.Header.Get("Origin")), zap.String("referer", r.Header.Get("Referer")))
 			http.Error(w, "cross-site request refused", http.StatusForbidden)
 			return
 		}
-		if !validCSRF(r.PostFormValue(csrfField), c.sessions.csrf(session)) {
+		if !validCSRF(r.PostFormValue(csrfField), c.sessions.csrf(sess.value)) {
 			http.Error(w, "missing or stale form token: reload the page", http.StatusForbidden)
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
-		next(w, r)
+		next(w, withSession(r, sess))
 	})
 }
 
@@ -123,8 +134,8 @@ type view struct {
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
 	v := view{Title: title, Nav: page, Data: data}
-	if session, ok := c.sessions.valid(r); ok {
-		v.CSRF = c.sessions.csrf(session)
+	if sess, ok := sessionOf(r); ok {
+		v.CSRF = c.sessions.csrf(sess.value)
 		v.Flash = takeFlash(w, r)
 	}
 	var buf bytes.Buffer
@@ -138,6 +149,13 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 	w.Header().Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// unavailable answers a request the ledger could not serve: its session
+// can be neither checked, started nor ended, so nothing was done.
+func (c *Console) unavailable(w http.ResponseWriter, r *http.Request, err error) {
+	c.log.Error("console session", zap.String("path", r.URL.Path), zap.Error(err))
+	http.Error(w, "the ledger is unreachable; try again", http.StatusServiceUnavailable)
 }
 
 // failed renders an error page for a failure the operator cannot fix by

@@ -1,15 +1,21 @@
 package console
 
 import (
+	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"orderflow/api/sameorigin"
+	"orderflow/model"
 )
 
 const (
@@ -19,19 +25,23 @@ const (
 	csrfField     = "csrf"
 )
 
-// sessions signs the console's session cookies and CSRF tokens with a key
-// derived from the admin token: the cookie holds an expiry and its HMAC,
-// never the token, and a new admin token ends every session.
+// sessions starts, checks and ends the console's sessions. Each log-in is
+// a row in the ledger (console_sessions); its cookie names the row and is
+// signed, with its expiry, by a key derived from the admin token: the
+// cookie never holds the token, a new admin token ends every session, and
+// a log-out ends the row's session on every API process, every copy of
+// its cookie with it.
 type sessions struct {
 	adminToken string
 	key        []byte
+	store      *model.Store
 	now        func() time.Time
 }
 
-func newSessions(adminToken string, now func() time.Time) *sessions {
+func newSessions(adminToken string, store *model.Store, now func() time.Time) *sessions {
 	m := hmac.New(sha256.New, []byte(adminToken))
 	m.Write([]byte("orderflow console session key"))
-	return &sessions{adminToken: adminToken, key: m.Sum(nil), now: now}
+	return &sessions{adminToken: adminToken, key: m.Sum(nil), store: store, now: now}
 }
 
 func (s *sessions) mac(parts ...string) string {
@@ -45,66 +55,101 @@ func (s *sessions) isAdmin(token string) bool {
 	return s.adminToken != "" && token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.adminToken)) == 1
 }
 
-// issue returns a new session cookie's value: "<expiry unix>.<hmac>".
-func (s *sessions) issue() string {
-	exp := strconv.FormatInt(s.now().Add(sessionTTL).Unix(), 10)
-	return exp + "." + s.mac("session", exp)
+// session is a console session as its cookie carries it.
+type session struct {
+	id    string // its row in console_sessions
+	value string // the cookie's whole value, which the CSRF token is derived from
 }
 
-// valid reports whether a request carries an unexpired session cookie,
-// and returns its value.
-func (s *sessions) valid(r *http.Request) (string, bool) {
-	c, err := r.Cookie(sessionCookie)
-	if err != nil {
+// issue starts a session in the ledger and returns its cookie's value.
+func (s *sessions) issue(ctx context.Context) (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("console session id: %w", err)
+	}
+	id, now := hex.EncodeToString(b[:]), s.now()
+	exp := now.Add(sessionTTL)
+	if err := s.store.StartConsoleSession(ctx, id, now, exp); err != nil {
+		return "", fmt.Errorf("start console session: %w", err)
+	}
+	return s.sign(id, exp), nil
+}
+
+// sign is a session cookie's value: "<id>.<expiry unix>.<hmac>".
+func (s *sessions) sign(id string, exp time.Time) string {
+	e := strconv.FormatInt(exp.Unix(), 10)
+	return id + "." + e + "." + s.mac("session", id, e)
+}
+
+// signed checks a cookie value's signature and expiry without reading the
+// ledger, and returns the session's id: a forged or expired cookie costs
+// no query.
+func (s *sessions) signed(value string) (string, bool) {
+	id, rest, ok := strings.Cut(value, ".")
+	if !ok {
 		return "", false
 	}
-	exp, sig, ok := strings.Cut(c.Value, ".")
-	if !ok || !hmac.Equal([]byte(sig), []byte(s.mac("session", exp))) {
+	exp, sig, ok := strings.Cut(rest, ".")
+	if !ok || !hmac.Equal([]byte(sig), []byte(s.mac("session", id, exp))) {
 		return "", false
 	}
 	unix, err := strconv.ParseInt(exp, 10, 64)
 	if err != nil || !s.now().Before(time.Unix(unix, 0)) {
 		return "", false
 	}
-	return c.Value, true
+	return id, true
+}
+
+// valid reports whether a request carries a live session: a signed,
+// unexpired cookie whose session has not been ended (one primary-key read
+// of the ledger). err is the ledger's: the request can be neither
+// admitted nor refused.
+func (s *sessions) valid(r *http.Request) (session, bool, error) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return session{}, false, nil
+	}
+	id, ok := s.signed(c.Value)
+	if !ok {
+		return session{}, false, nil
+	}
+	live, err := s.store.ConsoleSessionLive(r.Context(), id)
+	if err != nil || !live {
+		return session{}, false, err
+	}
+	return session{id: id, value: c.Value}, true, nil
+}
+
+// end ends a session in the ledger: its cookie, and every copy of it, is
+// refused from now on by every API process.
+func (s *sessions) end(ctx context.Context, sess session) error {
+	if _, err := s.store.EndConsoleSession(ctx, sess.id, s.now()); err != nil {
+		return fmt.Errorf("end console session: %w", err)
+	}
+	return nil
+}
+
+type sessionKey struct{}
+
+// withSession is r carrying the session its guard admitted it with.
+func withSession(r *http.Request, sess session) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess))
+}
+
+// sessionOf is the session a request was admitted with (false: none, as
+// on the login page).
+func sessionOf(r *http.Request) (session, bool) {
+	sess, ok := r.Context().Value(sessionKey{}).(session)
+	return sess, ok
 }
 
 // csrf is the token every form of a session carries.
 func (s *sessions) csrf(session string) string { return s.mac("csrf", session) }
 
-// sameOrigin reports whether a request's Origin (or, without one, its
-// Referer) names this scheme and host; a request with neither passes, left to the
-// CSRF token and the SameSite=Strict cookie.
-func sameOrigin(r *http.Request) bool {
-	from := r.Header.Get("Origin")
-	if from == "" {
-		from = r.Header.Get("Referer")
-	}
-	if from == "" {
-		return true
-	}
-	u, err := url.Parse(from)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	scheme := "http"
-	if overTLS(r) {
-		scheme = "https"
-	}
-	return u.Host == r.Host && u.Scheme == scheme
-}
-
-// overTLS reports whether the browser reached the console over TLS: to this
-// process, or to a proxy in front that says so. A cross-site form cannot
-// set X-Forwarded-Proto, so trusting it here opens nothing to CSRF.
-func overTLS(r *http.Request) bool {
-	return r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https"
-}
-
 func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
 		Name: name, Value: value, Path: "/console/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: sameorigin.OverTLS(r),
 	})
 }
 

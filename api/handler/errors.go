@@ -9,6 +9,8 @@ var (
 	errUnauthorized = apperr.New(apperr.Unauthorized, "unauthorized", "missing or unknown bearer token")
 	errForbidden    = apperr.New(apperr.Forbidden, "forbidden", "user_id must be the caller")
 	errBadSignature = apperr.New(apperr.Unauthorized, "bad_signature", "X-Signature is missing or does not match the body")
+	// A change to /monitoring/ that another site's page may have sent.
+	errCrossSite = apperr.New(apperr.Forbidden, "cross_site", "cross-site request refused: send it from the dashboard's own pages")
 
 	// A body that cannot be read, or is not the JSON the endpoint takes.
 	errBodyTooLarge = apperr.New(apperr.Invalid, "body_too_large", "request body is too large or unreadable")

@@ -5,8 +5,11 @@ import (
 	"net/http"
 	"net/url"
 
+	"orderflow/api/sameorigin"
+
 	"github.com/hibiken/asynqmon"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 )
 
 // sharedRedis hands asynqmon the process's existing Redis client (standalone,
@@ -24,17 +27,40 @@ func (h *Handler) monitoring(rdb redis.UniversalClient, prometheusURL string) ht
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: sharedRedis{rdb},
 		PayloadFormatter: asynqmon.PayloadFormatterFunc(withStory), PrometheusAddress: prometheusURL})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := bearer(r)
+		token, kept := bearer(r), false
 		if _, pass, ok := r.BasicAuth(); ok && token == "" {
-			token = pass
+			token, kept = pass, true
 		}
 		if !h.isAdmin(token) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="orderflow monitoring", charset="UTF-8"`)
 			writeError(w, r, h.log, errUnauthorized)
 			return
 		}
+		if crossSiteChange(r, kept) {
+			h.log.Warn("cross-site monitoring change refused", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+				zap.String("origin", r.Header.Get("Origin")), zap.String("referer", r.Header.Get("Referer")))
+			writeError(w, r, h.log, errCrossSite)
+			return
+		}
 		mon.ServeHTTP(w, r)
 	})
+}
+
+// crossSiteChange reports whether a request that changes something (any
+// method but GET, HEAD and OPTIONS: asynqmon's pauses, deletes and runs are
+// body-less POSTs and DELETEs, which a form or a fetch on any site can
+// send) may come from another site's page. The browser attaches the
+// Basic-auth password it keeps (browserKept) to such a request, so that
+// one must name this site in its Origin or Referer, as every browser's
+// own call does; a Bearer header is never attached by a browser on its
+// own, so only a foreign origin refuses it.
+func crossSiteChange(r *http.Request, browserKept bool) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	src := sameorigin.Of(r)
+	return src == sameorigin.Cross || (src == sameorigin.Unstated && browserKept)
 }
 
 // withStory shows a task's payload as asynqmon does, followed by where the

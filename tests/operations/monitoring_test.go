@@ -16,19 +16,9 @@ import (
 // challenge so a browser shows its login prompt, and 200 to the admin token
 // given as a Bearer header or as the Basic-auth password.
 func TestMonitoringRequiresAdminToken(t *testing.T) {
-	s := testenv.Start(t, testenv.Options{})
+	s := startMonitored(t) // the dashboard should list the low queue
 	_, buyer := s.NewUser(t, "mon-buyer", 0)
 	admin := s.Config.AdminToken
-	// The worker's periodic jobs create the low queue; the dashboard should list it.
-	testenv.Eventually(t, 10*time.Second, "low queue exists", func() (bool, error) {
-		qs, err := s.SC.Inspector.Queues()
-		for _, q := range qs {
-			if q == tasks.QueueLow {
-				return true, nil
-			}
-		}
-		return false, err
-	})
 
 	bearer := func(tok string) func(*http.Request) {
 		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok) }
@@ -154,4 +144,104 @@ func send(t *testing.T, method, url string, edit func(*http.Request)) response {
 		}
 	}
 	return response{status: resp.StatusCode, header: resp.Header, body: b.String()}
+}
+
+// asynqmon's changes are body-less POSTs and DELETEs, and a browser keeps
+// the Basic-auth password it was given: without an origin check, any page
+// the operator visits could pause the critical queue. A change whose Origin
+// (or, without one, Referer) is another site is refused with 403
+// cross_site and changes nothing; from the dashboard's own origin, or with
+// the token as a Bearer header (which no browser attaches by itself), it
+// works. Reads are not changes and stay open to the admin.
+func TestMonitoringRefusesCrossSiteChanges(t *testing.T) {
+	s := startMonitored(t)
+	admin := s.Config.AdminToken
+	basic := func(headers ...string) func(*http.Request) {
+		return func(r *http.Request) {
+			r.SetBasicAuth("ops", admin)
+			for i := 0; i+1 < len(headers); i += 2 {
+				r.Header.Set(headers[i], headers[i+1])
+			}
+		}
+	}
+	paused := func(t *testing.T) bool {
+		t.Helper()
+		info, err := s.SC.Inspector.GetQueueInfo(tasks.QueueLow)
+		if err != nil {
+			t.Fatalf("low queue: %v", err)
+		}
+		return info.Paused
+	}
+	pause, resume := "/monitoring/api/queues/"+tasks.QueueLow+":pause", "/monitoring/api/queues/"+tasks.QueueLow+":resume"
+
+	for _, c := range []struct {
+		name, method, path string
+		auth               func(*http.Request)
+	}{
+		{"foreign Origin", "POST", pause, basic("Origin", "http://evil.example")},
+		{"foreign Referer, no Origin", "POST", pause, basic("Referer", "http://evil.example/page")},
+		{"null Origin (sandboxed frame, no-referrer page)", "POST", pause, basic("Origin", "null")},
+		{"same host, other scheme", "POST", pause, basic("Origin", strings.Replace(s.APIURL, "http:", "https:", 1))},
+		{"foreign Origin over a same-site Referer", "POST", pause, basic("Origin", "http://evil.example", "Referer", s.APIURL+"/monitoring/")},
+		{"browser password, neither header", "POST", pause, basic()},
+		{"delete the queue, foreign Origin", "DELETE", "/monitoring/api/queues/" + tasks.QueueLow + "?force=true", basic("Origin", "http://evil.example")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := send(t, c.method, s.APIURL+c.path, c.auth)
+			var e struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			_ = json.Unmarshal([]byte(r.body), &e)
+			if r.status != http.StatusForbidden || e.Error.Code != "cross_site" {
+				t.Errorf("status %d, body %.200q; want 403 with code cross_site", r.status, r.body)
+			}
+			if paused(t) {
+				t.Errorf("the low queue was paused by a refused request")
+				if err := s.SC.Inspector.UnpauseQueue(tasks.QueueLow); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	if _, err := s.SC.Inspector.GetQueueInfo(tasks.QueueLow); err != nil {
+		t.Fatalf("low queue after a refused delete: %v", err)
+	}
+	if r := send(t, "GET", s.APIURL+"/monitoring/api/queues", basic("Origin", "http://evil.example")); r.status != 200 {
+		t.Errorf("a read with a foreign Origin: status %d, want 200 (reads change nothing)", r.status)
+	}
+
+	for _, c := range []struct {
+		name string
+		auth func(*http.Request)
+	}{
+		{"the dashboard's own Origin", basic("Origin", s.APIURL)},
+		{"the dashboard's own Referer", basic("Referer", s.APIURL+"/monitoring/queues/low")},
+		{"a Bearer header, neither header", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+admin) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if r := send(t, "POST", s.APIURL+pause, c.auth); r.status >= 300 || !paused(t) {
+				t.Fatalf("pause: status %d, body %.200q; want the low queue paused", r.status, r.body)
+			}
+			if r := send(t, "POST", s.APIURL+resume, c.auth); r.status >= 300 || paused(t) {
+				t.Fatalf("resume: status %d, body %.200q; want the low queue running", r.status, r.body)
+			}
+		})
+	}
+}
+
+// startMonitored is a stack whose worker has created the low queue (its
+// periodic jobs run there), so the dashboard has a queue to act on.
+func startMonitored(t *testing.T) *testenv.Stack {
+	t.Helper()
+	s := testenv.Start(t, testenv.Options{})
+	testenv.Eventually(t, 10*time.Second, "low queue exists", func() (bool, error) {
+		qs, err := s.SC.Inspector.Queues()
+		for _, q := range qs {
+			if q == tasks.QueueLow {
+				return true, nil
+			}
+		}
+		return false, err
+	})
+	return s
 }

@@ -112,6 +112,9 @@ func (s *Sweeper) walk(ctx context.Context, st sweepState, budget time.Duration)
 		// CLOSED; left unflushed, the groups kind gives it a new budget.
 		s.Log.Warn("exhausted settlements not flushed before the sweep", zap.Error(err))
 	}
+	if err := s.alertPausedQueues(ctx); err != nil {
+		s.Log.Warn("paused queues not checked; the next pass looks again", zap.Error(err))
+	}
 	kinds := s.kinds()
 	st.Kind = min(max(st.Kind, 0), len(kinds)-1)
 	var errs []error
