@@ -243,11 +243,13 @@ func (in *injector) inject(ctx context.Context, f fault) {
 		wait()
 		c.redis.proc.Want() // no persistence: it comes back empty
 	case FaultMariaDBKill, FaultMariaDBOutage:
+		down := time.Now()
 		c.db.proc.Kill9()
 		wait()
 		c.db.proc.Want()
 		// Crash recovery takes a moment; the next database fault waits for it.
 		_ = c.db.WaitReady(context.WithoutCancel(ctx), 60*time.Second)
+		in.takeovers.ledgerDown(down, time.Now())
 	case FaultRedisPartial:
 		tasks, counters, err := c.redis.forgetShare(ctx, in.rng(f), f.share)
 		in.out.Printf("redis-partial: deleted %d tasks and %d stock counters (err %v)", tasks, counters, err)

@@ -21,15 +21,21 @@ import (
 // activate and close tasks asynq lists it running (its asynq:workers hash,
 // which outlives the process by a heartbeat or two). "Done" is any status a
 // worker moves an order to from there (finished, closed, failed,
-// refunding, refunded). A kill that held nothing is counted apart.
+// refunding, refunded). A kill that held nothing is counted apart, and so
+// is one whose wait overlapped the ledger's own outage (nobody finishes an
+// order while the database is down: that wait measures the outage).
 type takeovers struct {
 	mu      sync.Mutex
-	times   []time.Duration // one per kill that held orders
-	orders  int             // orders held, over every kill
-	empty   int             // kills that held nothing
-	unknown []string        // kills whose held orders could not be read
-	pending []string        // kills whose orders were not all done in the bound
-	wg      sync.WaitGroup
+	times   []time.Duration // one per kill that held orders, the ledger up throughout
+	orders  int             // orders held, over those kills
+	slowest string          // the kill behind the max, and its last order
+	// downs are the ledger's outages; overlapped the waits that crossed one.
+	downs      [][2]time.Time
+	overlapped []time.Duration
+	empty      int      // kills that held nothing
+	unknown    []string // kills whose held orders could not be read
+	pending    []string // kills whose orders were not all done in the bound
+	wg         sync.WaitGroup
 }
 
 // takeoverBound is how long a kill's orders are watched.
@@ -60,20 +66,43 @@ func (tk *takeovers) killed(ctx context.Context, dsn string, rdb redis.Universal
 	go func() {
 		defer tk.wg.Done()
 		defer db.Close()
-		left := nos
+		left, last := nos, nos[0]
 		for time.Since(at) < takeoverBound && ctx.Err() == nil {
-			left = notDone(ctx, db, left)
-			if len(left) == 0 {
-				tk.mu.Lock()
-				tk.times = append(tk.times, time.Since(at))
-				tk.orders += len(nos)
-				tk.mu.Unlock()
+			if left = notDone(ctx, db, left); len(left) == 0 {
+				tk.done(name, last, at, time.Now())
 				return
 			}
+			last = left[0]
 			time.Sleep(100 * time.Millisecond)
 		}
 		tk.note(&tk.pending, fmt.Sprintf("%s: %d of %d orders not done after %s, e.g. %s", name, len(left), len(nos), takeoverBound, left[0]))
 	}()
+}
+
+// done records one kill's wait, from at to end.
+func (tk *takeovers) done(name, last string, at, end time.Time) {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	took := end.Sub(at)
+	for _, d := range tk.downs {
+		if d[0].Before(end) && d[1].After(at) {
+			tk.overlapped = append(tk.overlapped, took)
+			return
+		}
+	}
+	if len(tk.times) == 0 || took > slices.Max(tk.times) {
+		tk.slowest = fmt.Sprintf("%s killed at %s, last order %s", name, at.Format("15:04:05.000"), last)
+	}
+	tk.times = append(tk.times, took)
+}
+
+// ledgerDown records an outage of the database, from from to to. A wait
+// still running is classified when it ends, so an outage must be recorded
+// when it ends — before any wait that crossed it can finish.
+func (tk *takeovers) ledgerDown(from, to time.Time) {
+	tk.mu.Lock()
+	tk.downs = append(tk.downs, [2]time.Time{from, to})
+	tk.mu.Unlock()
 }
 
 func (tk *takeovers) note(list *[]string, s string) {
@@ -162,7 +191,12 @@ func notDone(ctx context.Context, db *sql.DB, nos []string) []string {
 type TakeoverStats struct {
 	Kills, Orders, Empty int
 	P50, P99, Max        time.Duration
-	Unknown, Pending     []string
+	Slowest              string
+	// DuringOutage counts the kills whose wait crossed a database outage,
+	// and the longest of those waits.
+	DuringOutage     int
+	DuringOutageMax  time.Duration
+	Unknown, Pending []string
 }
 
 // stats waits for every watch and sums them up.
@@ -170,8 +204,11 @@ func (tk *takeovers) stats() TakeoverStats {
 	tk.wg.Wait()
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
-	s := TakeoverStats{Kills: len(tk.times), Orders: tk.orders, Empty: tk.empty,
-		Unknown: slices.Clone(tk.unknown), Pending: slices.Clone(tk.pending)}
+	s := TakeoverStats{Kills: len(tk.times), Orders: tk.orders, Empty: tk.empty, Slowest: tk.slowest,
+		DuringOutage: len(tk.overlapped), Unknown: slices.Clone(tk.unknown), Pending: slices.Clone(tk.pending)}
+	if len(tk.overlapped) > 0 {
+		s.DuringOutageMax = slices.Max(tk.overlapped)
+	}
 	if len(tk.times) > 0 {
 		t := slices.Clone(tk.times)
 		slices.Sort(t)
@@ -183,8 +220,9 @@ func (tk *takeovers) stats() TakeoverStats {
 
 // String is the report's takeover line.
 func (s TakeoverStats) String() string {
-	line := fmt.Sprintf("takeover: %d worker kills held %d orders, every one done by another process in p50 %s, p99 %s, max %s; %d kills held nothing",
-		s.Kills, s.Orders, s.P50.Round(10*time.Millisecond), s.P99.Round(10*time.Millisecond), s.Max.Round(10*time.Millisecond), s.Empty)
+	line := fmt.Sprintf("takeover: %d worker kills held %d orders, every one done by another process in p50 %s, p99 %s, max %s (%s); %d kills held nothing; %d waited across a database outage (longest %s)",
+		s.Kills, s.Orders, s.P50.Round(10*time.Millisecond), s.P99.Round(10*time.Millisecond), s.Max.Round(10*time.Millisecond), s.Slowest,
+		s.Empty, s.DuringOutage, s.DuringOutageMax.Round(10*time.Millisecond))
 	if len(s.Unknown) > 0 {
 		line += fmt.Sprintf("; %d kills not measured (%s)", len(s.Unknown), s.Unknown[0])
 	}
