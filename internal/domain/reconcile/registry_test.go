@@ -48,7 +48,7 @@ func TestSweepRestoresQueueRegistry(t *testing.T) {
 
 	// The loss, then more work on the critical queue by the same process:
 	// asynq does not register the queue again.
-	if err := s.SC.Redis.Del(ctx, "asynq:queues").Err(); err != nil {
+	if err := s.SC.Redis.Del(ctx, tasks.QueueRegistryKey).Err(); err != nil {
 		t.Fatal(err)
 	}
 	enqueue(tasks.TypeOrderActivate, "R-after")
