@@ -70,6 +70,9 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 			if err != nil || !moved {
 				return err
 			}
+			if err := failpoint.Inject(failpoint.CloseAfterMove, o.OrderNo); err != nil {
+				return err
+			}
 			if err := tx.ReleasePendingSlotLater(ctx, o.UserID); err != nil {
 				return err
 			}
