@@ -42,6 +42,9 @@ func TestCancelTwiceAnswersLikeOnce(t *testing.T) {
 			no, model.FlowCloseRestore); n != 1 {
 			t.Errorf("order %s has %d close-restore flows, want 1", no, n)
 		}
+		if n, ok, err := counter(s, pid); err != nil || !ok || n != sellable(t, s, pid) {
+			t.Errorf("stock counter %d (present %v, err %v), the ledger holds %d sellable keys", n, ok, err, sellable(t, s, pid))
+		}
 	}
 
 	t.Run("one after the other", func(t *testing.T) {
