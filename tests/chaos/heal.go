@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,14 +29,17 @@ var queueOf = func() map[string]string {
 // terminal and hold no live task, and stock counters that disagree with the
 // ledger.
 type healState struct {
-	checked    int
-	orphans    []string // "<task id>" of non-terminal objects with no live task
-	counters   []string // products whose counter differs from the ledger
+	checked  int
+	orphans  []string // "<task id>" of non-terminal objects with no live task
+	counters []string // products whose counter differs from the ledger
+	// unlisted are queues missing from asynq's queue registry: asynqmon and
+	// the asynq_* metrics do not show them.
+	unlisted   []string
 	unreadable error
 }
 
 func (h healState) healed() bool {
-	return h.unreadable == nil && len(h.orphans) == 0 && len(h.counters) == 0
+	return h.unreadable == nil && len(h.orphans) == 0 && len(h.counters) == 0 && len(h.unlisted) == 0
 }
 
 func (h healState) String() string {
@@ -48,7 +52,8 @@ func (h healState) String() string {
 		}
 		return strings.Join(l, ", ")
 	}
-	return fmt.Sprintf("%d objects checked; without a live task: [%s]; counters off: [%s]", h.checked, show(h.orphans), show(h.counters))
+	return fmt.Sprintf("%d objects checked; without a live task: [%s]; counters off: [%s]; queues not listed: [%s]",
+		h.checked, show(h.orphans), show(h.counters), show(h.unlisted))
 }
 
 // expectedTasks lists, for every non-terminal object, the task ID that must
@@ -66,9 +71,19 @@ const expectedTasks = "" +
 // waiting for the relay, or an asynq task that is pending, scheduled,
 // retrying or running (read from asynq's own task hash) — and every limited
 // product's Redis counter against the ledger (a missing counter is fine: it
-// is rebuilt from the ledger on demand).
+// is rebuilt from the ledger on demand), and that asynq's queue registry
+// lists every queue.
 func readHeal(ctx context.Context, db *sql.DB, rdb *redis.Client) healState {
 	var h healState
+	listed, err := rdb.SMembers(ctx, tasks.QueueRegistryKey).Result()
+	if err != nil {
+		return healState{unreadable: err}
+	}
+	for _, q := range tasks.NewTable(tasks.Config{}).Queues() {
+		if !slices.Contains(listed, q) {
+			h.unlisted = append(h.unlisted, q)
+		}
+	}
 	waiting := map[string]bool{}
 	rows, err := db.QueryContext(ctx, `SELECT task_id FROM outbox`)
 	if err != nil {
@@ -187,15 +202,20 @@ func agreeing(a, b healState) healState {
 		}
 		return out
 	}
-	return healState{checked: b.checked, orphans: keep(a.orphans, b.orphans), counters: keep(a.counters, b.counters)}
+	return healState{checked: b.checked, orphans: keep(a.orphans, b.orphans), counters: keep(a.counters, b.counters),
+		unlisted: keep(a.unlisted, b.unlisted)}
 }
 
 // forgetShare deletes a share of asynq's waiting tasks (pending, scheduled,
 // retrying: the task hash and its entry in the queue's list or set) and of
-// the stock counters, leaving the epoch marker and everything else alone.
+// the stock counters, and asynq's queue registry (which its processes fill
+// only once each), leaving the epoch marker and everything else alone.
 func (r *redisServer) forgetShare(ctx context.Context, rng *rand.Rand, share float64) (taskN, counterN int, err error) {
 	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
 	defer rdb.Close()
+	if err := rdb.Del(ctx, tasks.QueueRegistryKey).Err(); err != nil {
+		return 0, 0, err
+	}
 	queues := map[string]bool{}
 	for _, q := range queueOf {
 		queues[q] = true

@@ -70,6 +70,9 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 			if err != nil || !moved {
 				return err
 			}
+			if err := failpoint.Inject(failpoint.CloseAfterMove, o.OrderNo); err != nil {
+				return err
+			}
 			if err := tx.ReleasePendingSlotLater(ctx, o.UserID); err != nil {
 				return err
 			}
@@ -112,7 +115,13 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 // restore failed: the order is closed, its counter not yet repaired.
 var errCounterNotRestored = errors.New("closed, stock counter not restored")
 
-// Cancel is the buyer's cancel: the close procedure, now.
+// Cancel is the buyer's cancel: the close procedure, now. A cancel that
+// finds its order already closed by a cancel answers as that cancel did:
+// the same request sent again (a client that lost the first answer, a
+// double click), read pending and then finding the row moved by the first,
+// or its own close re-run after a commit whose answer was lost, all asked
+// for what the ledger holds. An order that left pending any other way
+// (paid, closed at its expiry) is ErrNotPending.
 func (s *Service) Cancel(ctx context.Context, orderNo string, who Viewer) error {
 	o, err := s.load(ctx, orderNo)
 	if err != nil {
@@ -121,22 +130,41 @@ func (s *Service) Cancel(ctx context.Context, orderNo string, who Viewer) error 
 	if !who.Admin && o.UserID != who.UserID {
 		return ErrNotFound
 	}
-	if o.Status != model.OrderPending {
-		return ErrNotPending
+	if o.Status == model.OrderPending {
+		closed, err := s.Close(ctx, orderNo, CloseCancelled)
+		if closed && errors.Is(err, errCounterNotRestored) {
+			// Cancelled. The order's close task, due at its expiry, restores
+			// the counter; until then a short answer asks the ledger.
+			err = nil
+		}
+		if err != nil || closed {
+			return err
+		}
+		// Moved between our read and the close: by whom decides the answer.
 	}
-	closed, err := s.Close(ctx, orderNo, CloseCancelled)
-	if closed && errors.Is(err, errCounterNotRestored) {
-		// Cancelled. The order's close task, due at its expiry, restores
-		// the counter; until then a short answer asks the ledger.
-		err = nil
-	}
+	return s.cancelledBefore(ctx, orderNo)
+}
+
+// cancelledBefore answers a cancel of an order that is not pending: nil if
+// the order is closed and a cancel closed it, else ErrNotPending.
+func (s *Service) cancelledBefore(ctx context.Context, orderNo string) error {
+	o, err := s.load(ctx, orderNo)
 	if err != nil {
 		return err
 	}
-	if !closed {
-		return ErrNotPending // paid or closed between our read and the close
+	if o.Status != model.OrderClosed {
+		return ErrNotPending
 	}
-	return nil
+	events, err := s.store.EventsFor(ctx, "order", orderNo)
+	if err != nil {
+		return fmt.Errorf("cancel %s: %w", orderNo, err)
+	}
+	for _, e := range events {
+		if e.FromStatus == model.OrderPending.String() && e.ToStatus == model.OrderClosed.String() && e.Reason == CloseCancelled {
+			return nil
+		}
+	}
+	return ErrNotPending
 }
 
 // releaseStock gives an order's stock back in the ledger and records the

@@ -99,13 +99,20 @@ func (s *Sweeper) Full(ctx context.Context) (metrics.SweepPass, error) {
 
 // walk goes round the kinds once from st. A kind that fails is reported
 // and skipped (the next pass tries it again), so one broken kind does not
-// stop the others.
+// stop the others. It first puts every queue back in asynq's queue
+// registry, which asynq itself fills only once per process: after a
+// partial Redis loss that took it, this is what shows the queues again.
 func (s *Sweeper) walk(ctx context.Context, st sweepState, budget time.Duration) (metrics.SweepPass, sweepState, error) {
 	started := time.Now()
 	rep := metrics.SweepPass{StartedAt: s.Clock.Now(), Kinds: map[string]metrics.SweepKind{}}
 	var deadline time.Time
 	if budget > 0 {
 		deadline = started.Add(budget)
+	}
+	if err := s.Tasks.RestoreQueueRegistry(ctx, s.Redis); err != nil {
+		// Only the operators' view suffers (asynqmon, asynq_* metrics);
+		// the tasks run all the same, and the next pass tries again.
+		s.Log.Warn("asynq queue registry not restored", zap.Error(err))
 	}
 	if _, err := s.Groups.FlushExhausted(ctx); err != nil {
 		// A group whose last settle try could not write FAILED is still

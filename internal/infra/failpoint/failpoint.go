@@ -42,6 +42,10 @@ const (
 	ActivateDeliver        = "activate/deliver"
 	GroupAfterClose        = "group/after-close"
 	GroupCharge            = "group/charge"
+	// CloseAfterMove sits inside an order's close transaction, right after
+	// its pending→closed move and before the COMMIT, keyed by order number:
+	// "pause" holds the order's row locked, as a close in flight does.
+	CloseAfterMove = "close/after-move"
 	// StockRestore is the Redis step of a committed stock restore (close or
 	// refund), keyed by order number: "error" is a Redis error right after
 	// the commit.

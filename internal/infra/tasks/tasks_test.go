@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -56,5 +57,18 @@ func TestAlignToSecond(t *testing.T) {
 		if got := alignToSecond(base.Add(tc.frac), tc.d); got != tc.want {
 			t.Errorf("alignToSecond(+%v, %v) = %v, want %v", tc.frac, tc.d, got, tc.want)
 		}
+	}
+}
+
+// The queues the registry is restored with are the queues the worker
+// serves: every weighted queue has a type, every type a weighted queue.
+func TestTableQueuesAreTheWeightedQueues(t *testing.T) {
+	var weighted []string
+	for q := range QueueWeights {
+		weighted = append(weighted, q)
+	}
+	slices.Sort(weighted)
+	if diff := cmp.Diff(weighted, NewTable(Config{}).Queues()); diff != "" {
+		t.Errorf("table queues (-weighted +table):\n%s", diff)
 	}
 }
