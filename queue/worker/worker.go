@@ -74,7 +74,7 @@ func installIdlePoll(sc *svc.ServiceContext) func() (stop func()) {
 	if !ok {
 		return nil
 	}
-	queues := tasks.Queues()
+	queues := sc.Tasks.Queues()
 	slices.SortFunc(queues, func(a, b string) int { // the heaviest first, then by name
 		return cmp.Or(cmp.Compare(tasks.QueueWeights[b], tasks.QueueWeights[a]), cmp.Compare(a, b))
 	})
@@ -122,7 +122,7 @@ func (w *Worker) Start() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	lease := fleet.New(fleet.Config{
-		Self: w.sc.WorkerID, Lease: c.WorkerLease.D(), Queues: tasks.Queues(), Redis: w.sc.Redis,
+		Self: w.sc.WorkerID, Lease: c.WorkerLease.D(), Queues: w.sc.Tasks.Queues(), Redis: w.sc.Redis,
 		Claims: w.uc.Orders, Clock: w.sc.Clock, Log: w.sc.Log, Metrics: w.uc.Metrics,
 	})
 	w.wg.Add(3)

@@ -6,7 +6,6 @@ package tasks
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -49,16 +48,6 @@ const (
 // QueueWeights is the asynq Queues config. Closes have their own queue so
 // its size is the close backlog.
 var QueueWeights = map[string]int{QueueCritical: 6, QueueClose: 3, QueueDefault: 3, QueueLow: 1}
-
-// Queues lists every queue the fleet serves, by name.
-func Queues() []string {
-	out := make([]string, 0, len(QueueWeights))
-	for q := range QueueWeights {
-		out = append(out, q)
-	}
-	slices.Sort(out)
-	return out
-}
 
 // Spec is how one task type is queued and retried.
 type Spec struct {
