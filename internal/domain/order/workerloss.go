@@ -47,4 +47,3 @@ func (s *Service) ReleaseClaimsOf(ctx context.Context, worker string) (int, erro
 func (s *Service) ClaimHolders(ctx context.Context) ([]string, error) {
 	return s.store.ClaimHolders(ctx)
 }
-
