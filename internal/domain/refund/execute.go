@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/pay"
 	"orderflow/model"
 
@@ -140,7 +141,10 @@ func (s *Service) complete(ctx context.Context, r *model.Refund, from model.Refu
 			return err
 		}
 		left, err := tx.UnfinishedRefunds(ctx, r.OrderID)
-		if err != nil || left > 0 {
+		if err != nil {
+			return err
+		}
+		if err := failpoint.Inject(failpoint.RefundsCounted, r.OrderNo); err != nil || left > 0 {
 			return err
 		}
 		o, err := tx.OrderByID(ctx, r.OrderID)
