@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"orderflow/internal/domain/reconcile"
+	"orderflow/internal/infra/metrics"
 	"orderflow/internal/testenv"
 	"orderflow/model"
 )
@@ -43,9 +45,14 @@ func TestSweepFinishesRefundingOrderWhoseRefundsSucceeded(t *testing.T) {
 	refundingOrder(t, s, "RD000001", at, ok, ok)
 	refundingOrder(t, s, "RD000002", at, ok, model.RefundProcessing)
 	refundingOrder(t, s, "RD000003", at, model.RefundManual)
-	for range 2 {
-		if _, err := s.UC.Sweeper.Pass(context.Background()); err != nil {
+	// The second pass finds nothing left to finish.
+	for pass, want := range []metrics.SweepKind{{Checked: 1, Requeued: 1}, {}} {
+		rep, err := s.UC.Sweeper.Pass(context.Background())
+		if err != nil {
 			t.Fatal(err)
+		}
+		if got := rep.Kinds[reconcile.KindOrdersRefunding]; got != want {
+			t.Errorf("pass %d: %s %+v, want %+v", pass+1, reconcile.KindOrdersRefunding, got, want)
 		}
 	}
 	for no, want := range map[string]model.OrderStatus{
