@@ -64,9 +64,11 @@ func TestViewFilledOnALaggingNodeIsNotKeptStale(t *testing.T) {
 	}()
 	// The read either ends on its own or waits on node 2 for what the
 	// cluster committed; either way node 2 may then catch up.
-	if err := readEndsOrWaitsCausally(ctx, got, held.conn); err != nil {
+	waited, err := readEndsOrWaitsCausally(ctx, got, held.conn)
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("the view read on node 2 waited for the cluster's commits: %v", waited)
 	held.release(t)
 	if err := <-got; err != nil {
 		t.Fatalf("view on node 2: %v", err)
@@ -124,24 +126,24 @@ func (h *appliedHold) release(t *testing.T) {
 
 // readEndsOrWaitsCausally waits until the read sends its result (put back
 // for the caller) or a statement on the node waits with wsrep_sync_wait
-// for the cluster's commits.
-func readEndsOrWaitsCausally(ctx context.Context, got chan error, conn *sql.Conn) error {
+// for the cluster's commits (true).
+func readEndsOrWaitsCausally(ctx context.Context, got chan error, conn *sql.Conn) (bool, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-got:
 			got <- err
-			return nil
+			return false, nil
 		default:
 		}
 		var n int
 		if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%wsrep_sync_wait%' AND ID <> CONNECTION_ID()").Scan(&n); err != nil {
-			return err
+			return false, err
 		}
 		if n > 0 {
-			return nil
+			return true, nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return context.DeadlineExceeded
+	return false, context.DeadlineExceeded
 }
