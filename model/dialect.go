@@ -19,16 +19,26 @@ type dialect struct {
 	// outside stored programs, so a held statement can carry its own check
 	// (batch.go, laterExpect). Elsewhere such statements run at once.
 	mariadb bool
+	// galera: a MariaDB Galera node (wsrep_on), where another node's
+	// commit is applied here a moment later (causal.go).
+	galera bool
 }
 
 func dialectOf(db *gorm.DB) dialect {
 	if db.Dialector.Name() == "sqlite" {
 		return dialect{sqlite: true}
 	}
-	// Unknown (the server unreachable at start) costs only round trips.
+	// Unknown (the server unreachable at start) costs only round trips,
+	// and on Galera the causal reads (causal.go).
 	var version string
 	_ = db.Raw(`SELECT VERSION()`).Scan(&version).Error
-	return dialect{mariadb: strings.Contains(version, "MariaDB")}
+	d := dialect{mariadb: strings.Contains(version, "MariaDB")}
+	if d.mariadb {
+		var wsrepOn int
+		// A server built without wsrep has no such variable: not Galera.
+		d.galera = db.Raw(`SELECT @@global.wsrep_on`).Scan(&wsrepOn).Error == nil && wsrepOn == 1
+	}
+	return d
 }
 
 // sqliteDropped are MySQL clauses with no meaning on SQLite: every SQLite

@@ -17,3 +17,6 @@ func ServerChecks(s *Store) bool { return s.d.mariadb }
 // Later holds a statement in s's transaction, as the ledger's own
 // fire-and-forget statements are held.
 func Later(ctx context.Context, s *Store, query string) error { return s.later(ctx, query) }
+
+// Galera reports whether s takes its server for a Galera node.
+func Galera(s *Store) bool { return s.d.galera }

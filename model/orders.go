@@ -265,8 +265,13 @@ func (s *Store) BumpCloseGen(ctx context.Context, id int64, nextGen int) (bool, 
 }
 
 // LockOrder takes the order row's write lock for the rest of the
-// transaction, serializing everyone who finishes the order's refunds.
+// transaction, serializing everyone who finishes the order's refunds. It
+// bumps lock_seq rather than rewriting a column with its own value: an
+// UPDATE that changes nothing writes no row, and on Galera a row not
+// written is not in the write set, so two transactions locking the order
+// on two nodes would both commit. A real change makes the later one fail
+// certification (1213), and InTx re-runs it after the winner.
 func (s *Store) LockOrder(ctx context.Context, id int64) error {
-	_, err := s.exec(ctx, `UPDATE orders SET updated_at = updated_at WHERE id = ?`, id)
+	_, err := s.exec(ctx, `UPDATE orders SET lock_seq = lock_seq + 1 WHERE id = ?`, id)
 	return err
 }

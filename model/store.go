@@ -33,6 +33,7 @@ type Store struct {
 	after    *AfterCommit
 	onCommit AfterCommitFunc
 	hooks    WebhookTaskFunc // nil: webhooks off (webhooks.go)
+	causal   bool            // reads wait for the cluster's commits (causal.go)
 }
 
 // NewStore wraps an open database.
@@ -76,6 +77,7 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, err
 
 // first scans one row into dst, mapping "no row" to ErrNotFound.
 func (s *Store) first(ctx context.Context, dst any, query string, args ...any) error {
+	query = s.causalRead(query)
 	query, args = s.withHeld(query, args) // the read sees them: they run first
 	res := s.db.WithContext(ctx).Raw(s.d.rewrite(query), s.d.args(args)...).Scan(dst)
 	if res.Error != nil {
@@ -88,6 +90,7 @@ func (s *Store) first(ctx context.Context, dst any, query string, args ...any) e
 }
 
 func (s *Store) all(ctx context.Context, dst any, query string, args ...any) error {
+	query = s.causalRead(query)
 	query, args = s.withHeld(query, args)
 	return s.db.WithContext(ctx).Raw(s.d.rewrite(query), s.d.args(args)...).Scan(dst).Error
 }

@@ -37,6 +37,19 @@ func (s *Store) OrdersPage(ctx context.Context, status OrderStatus, before time.
 	return out, err
 }
 
+// RefundsDonePage is the sweep's page of refunding orders touched before
+// `before` that hold refunds and none that has not succeeded: orders their
+// last refund's completion should have moved to refunded and did not.
+// After cur in (updated_at, id) order, like OrdersPage.
+func (s *Store) RefundsDonePage(ctx context.Context, before time.Time, cur Cursor, limit int) ([]Order, error) {
+	var out []Order
+	err := s.all(ctx, &out, `SELECT * FROM orders WHERE status = ? AND updated_at < ? AND `+afterCursor("updated_at")+
+		` AND EXISTS (SELECT 1 FROM refunds r WHERE r.order_id = orders.id)`+
+		` AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.order_id = orders.id AND r.status <> ?)`+
+		` ORDER BY updated_at, id LIMIT ?`, OrderRefunding, before, cur.At, cur.At, cur.ID, RefundSucceeded, limit)
+	return out, err
+}
+
 // PendingExpiredPage is reconciliation's page of pending orders that expired
 // before `before`, after cur in (expire_at, id) order.
 func (s *Store) PendingExpiredPage(ctx context.Context, before time.Time, cur Cursor, limit int) ([]Order, error) {

@@ -452,7 +452,10 @@ func (r *Report) Print(w io.Writer) {
 
 	fmt.Fprintf(w, "\nworkload scenarios:\n  %-22s %8s %9s %8s %8s\n", "scenario", "started", "completed", "refused", "gave up")
 	for _, s := range Scenarios {
-		st := r.Scenarios[s]
+		st, played := r.Scenarios[s]
+		if !played && !r.HA && s == scCancelTwoPays {
+			continue // HA only
+		}
 		fmt.Fprintf(w, "  %-22s %8d %9d %8d %8d\n", s, st.Started, st.Completed, st.Refused, st.GaveUp)
 	}
 	fmt.Fprintf(w, "refused (final 4xx) / gave up: %s\n", kv(r.Refusals))

@@ -14,28 +14,33 @@ import (
 
 // Scenarios a client plays, each a buyer's (or a group's) whole story.
 const (
-	scOnTime        = "pay-on-time"          // pay once, in time
-	scBurst         = "pay-same-trade-twice" // a burst of one notification, then a replay
-	scSecondTrade   = "pay-by-second-trade"  // paid, then paid again by another trade
-	scWrongAmount   = "pay-wrong-amount"     // wrong amount (then, sometimes, the right one)
-	scCancelThenPay = "cancel-then-pay"      // buyer cancels, the payment lands after
-	scCancel        = "cancel"               // buyer cancels
-	scExpireThenPay = "expire-then-pay"      // 4 s order left to close, paid after
-	scPayAtExpiry   = "pay-at-expiry"        // paid right around its close
-	scAbandon       = "abandon"              // never paid: closes at expiry
-	scTwoTrades     = "two-trades-at-once"   // two trades pay one order concurrently
-	scCancelPayRace = "cancel-pay-race"      // the buyer cancels while the payment lands
-	scGroup         = "group-buy"            // owner opens, members join, settles at deadline
-	scGroupShort    = "group-buy-short"      // one member cannot pay: FAILED
+	scOnTime        = "pay-on-time"            // pay once, in time
+	scBurst         = "pay-same-trade-twice"   // a burst of one notification, then a replay
+	scSecondTrade   = "pay-by-second-trade"    // paid, then paid again by another trade
+	scWrongAmount   = "pay-wrong-amount"       // wrong amount (then, sometimes, the right one)
+	scCancelThenPay = "cancel-then-pay"        // buyer cancels, the payment lands after
+	scCancel        = "cancel"                 // buyer cancels
+	scExpireThenPay = "expire-then-pay"        // 4 s order left to close, paid after
+	scPayAtExpiry   = "pay-at-expiry"          // paid right around its close
+	scAbandon       = "abandon"                // never paid: closes at expiry
+	scTwoTrades     = "two-trades-at-once"     // two trades pay one order concurrently
+	scCancelPayRace = "cancel-pay-race"        // the buyer cancels while the payment lands
+	scCancelTwoPays = "cancel-then-two-trades" // HA only: cancelled, two trades land after; their refunds finish together
+	scGroup         = "group-buy"              // owner opens, members join, settles at deadline
+	scGroupShort    = "group-buy-short"        // one member cannot pay: FAILED
 )
 
 var scenarioWeights = []struct {
 	name   string
 	weight int
+	haOnly bool // played only in an HA run (the other runs pick as before)
 }{
-	{scOnTime, 30}, {scBurst, 8}, {scSecondTrade, 7}, {scWrongAmount, 6}, {scCancelThenPay, 6},
-	{scCancel, 5}, {scExpireThenPay, 6}, {scPayAtExpiry, 6}, {scAbandon, 5}, {scTwoTrades, 5}, {scCancelPayRace, 5},
-	{scGroup, 8}, {scGroupShort, 3},
+	{scOnTime, 30, false}, {scBurst, 8, false}, {scSecondTrade, 7, false}, {scWrongAmount, 6, false}, {scCancelThenPay, 6, false},
+	{scCancel, 5, false}, {scExpireThenPay, 6, false}, {scPayAtExpiry, 6, false}, {scAbandon, 5, false}, {scTwoTrades, 5, false},
+	{scCancelPayRace, 5, false}, {scGroup, 8, false}, {scGroupShort, 3, false},
+	// Two refunds of one order whose completions may run on two Galera
+	// nodes at once: the order must still end refunded.
+	{scCancelTwoPays, 5, true},
 }
 
 // Scenarios lists every scenario in report order.
@@ -213,7 +218,7 @@ func (w *workload) run(ctx context.Context, clients int, until time.Time) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w.seed), uint64(i)+1))
 			for time.Now().Before(until) && ctx.Err() == nil {
-				w.play(ctx, rng, pickScenario(rng))
+				w.play(ctx, rng, pickScenario(rng, w.c.ha != nil))
 				time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
 			}
 		}()
@@ -232,13 +237,18 @@ func (w *workload) run(ctx context.Context, clients int, until time.Time) {
 	wg.Wait()
 }
 
-func pickScenario(rng *rand.Rand) string {
+func pickScenario(rng *rand.Rand, ha bool) string {
 	total := 0
 	for _, s := range scenarioWeights {
-		total += s.weight
+		if ha || !s.haOnly {
+			total += s.weight
+		}
 	}
 	n := rng.IntN(total)
 	for _, s := range scenarioWeights {
+		if s.haOnly && !ha {
+			continue
+		}
 		if n < s.weight {
 			return s.name
 		}
@@ -383,6 +393,13 @@ func (w *workload) orderStory(ctx context.Context, rng *rand.Rand, sc string) er
 	case scAbandon:
 		return nil
 	case scTwoTrades:
+		return both(
+			func() error { return firstPay(1) },
+			func() error { return w.pay(ctx, no, amount, trade(), 1) })
+	case scCancelTwoPays:
+		if err := w.cancel(ctx, b, no, api); err != nil {
+			return err
+		}
 		return both(
 			func() error { return firstPay(1) },
 			func() error { return w.pay(ctx, no, amount, trade(), 1) })

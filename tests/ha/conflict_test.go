@@ -32,6 +32,13 @@ func node(t *testing.T, i int) *model.Store {
 // paidOrder writes a paid order on s, as a fixture.
 func paidOrder(t *testing.T, s *model.Store) *model.Order {
 	t.Helper()
+	return orderMovedTo(t, s, model.OrderPaid)
+}
+
+// orderMovedTo writes a pending order on s and moves it through statuses,
+// as a fixture.
+func orderMovedTo(t *testing.T, s *model.Store, statuses ...model.OrderStatus) *model.Order {
+	t.Helper()
 	var r [6]byte
 	_, _ = rand.Read(r[:])
 	now := time.Now().UTC().Truncate(time.Second)
@@ -41,8 +48,11 @@ func paidOrder(t *testing.T, s *model.Store) *model.Order {
 	if err := s.InsertOrder(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{From: model.OrderPending, To: model.OrderPaid, Reason: "fixture", At: now}); !ok || err != nil {
-		t.Fatalf("fixture pay: %v %v", ok, err)
+	for _, to := range statuses {
+		if ok, err := s.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{From: o.Status, To: to, Reason: "fixture", At: now}); !ok || err != nil {
+			t.Fatalf("fixture %s→%s: %v %v", o.Status, to, ok, err)
+		}
+		o.Status = to
 	}
 	return o
 }

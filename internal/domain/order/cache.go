@@ -39,8 +39,9 @@ func (s *Service) cachedView(ctx context.Context, orderNo string) (*View, bool) 
 // storeView fills the cache (cache-aside), then checks the ledger again: a
 // move that committed between our read and our SET deleted the keys before
 // we wrote them, so our entry would show the order as it was until the TTL.
-// Any move committed before the check is seen by it (READ COMMITTED) and we
-// drop what we wrote; any move after it deletes the keys itself (the
+// Any move committed before the check is seen by it (READ COMMITTED; on
+// Galera a causal read, as the move may have committed on another node) and
+// we drop what we wrote; any move after it deletes the keys itself (the
 // ledger's after-commit work).
 func (s *Service) storeView(ctx context.Context, o *model.Order, v *View) {
 	ctx, cancel := context.WithTimeout(ctx, ordercache.OpTimeout)
@@ -60,13 +61,20 @@ func (s *Service) storeView(ctx context.Context, o *model.Order, v *View) {
 }
 
 // viewCurrent reports whether the ledger still says what v shows: the same
-// status and update time, and the same refunds in the same statuses.
+// status and update time, and the same refunds in the same statuses. Its
+// reads are causal (model.Store.Causal): on Galera the node this API reads
+// may not have applied a move another node committed, and deleted the keys
+// for, before our SET; an ordinary read would then keep the stale entry for
+// the TTL. The fill's own read needs no wait: this check catches what it
+// missed, and only at-rest views get here, so the wait's cost (a round trip
+// through the cluster) is paid once per cache fill, not per request.
 func (s *Service) viewCurrent(ctx context.Context, o *model.Order, v *View) bool {
-	cur, err := s.store.OrderByID(ctx, o.ID)
+	ledger := s.store.Causal()
+	cur, err := ledger.OrderByID(ctx, o.ID)
 	if err != nil || cur.Status != o.Status || !cur.UpdatedAt.Equal(o.UpdatedAt) {
 		return false
 	}
-	refunds, err := s.store.RefundsForOrder(ctx, o.ID)
+	refunds, err := ledger.RefundsForOrder(ctx, o.ID)
 	if err != nil || len(refunds) != len(v.Refunds) {
 		return false
 	}

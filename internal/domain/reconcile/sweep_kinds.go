@@ -19,17 +19,18 @@ import (
 
 // Sweep kinds, as named in the pass report.
 const (
-	KindOrdersPending = "orders_pending"
-	KindOrdersPaid    = "orders_paid"
-	KindOrdersClaimed = "orders_claimed"
-	KindRefunds       = "refunds_processing"
-	KindGroupsOpen    = "groups_open"
-	KindGroupsClosed  = "groups_closed"
-	KindNotifications = "notifications_pending"
-	KindWebhooks      = "webhooks_undelivered"
-	KindOutbox        = "outbox_old"
-	KindStockCounters = "stock_counters"
-	KindUnnotified    = "payments_unnotified"
+	KindOrdersPending   = "orders_pending"
+	KindOrdersPaid      = "orders_paid"
+	KindOrdersClaimed   = "orders_claimed"
+	KindRefunds         = "refunds_processing"
+	KindOrdersRefunding = "orders_refunding"
+	KindGroupsOpen      = "groups_open"
+	KindGroupsClosed    = "groups_closed"
+	KindNotifications   = "notifications_pending"
+	KindWebhooks        = "webhooks_undelivered"
+	KindOutbox          = "outbox_old"
+	KindStockCounters   = "stock_counters"
+	KindUnnotified      = "payments_unnotified"
 )
 
 // sweepKind is one kind of non-terminal object: its name, the task type
@@ -54,6 +55,8 @@ func (s *Sweeper) kinds() []sweepKind {
 		{KindOutbox, "", s.oldOutbox},
 		{KindStockCounters, "", s.stockCounters},
 		{KindUnnotified, "", s.unnotifiedPayments},
+		// Last: a pass's saved place (a kind's index) stays valid.
+		{KindOrdersRefunding, "", s.objectWalk("", s.refundsDone)},
 	}
 }
 
@@ -126,15 +129,6 @@ func (s *Sweeper) stuckClaims(ctx context.Context, w walkAt, limit int) ([]objec
 	return objectsOf(orders, err, func(o *model.Order) object {
 		return object{cur: orderCursor(o),
 			requeue: func(ctx context.Context) (bool, error) { return s.Orders.ResetStuckClaim(ctx, o) }}
-	})
-}
-
-// processingRefunds: a processing refund's execute task.
-func (s *Sweeper) processingRefunds(ctx context.Context, w walkAt, limit int) ([]object, error) {
-	refunds, err := s.Store.RefundsPage(ctx, model.RefundProcessing, w.start, w.cur, limit)
-	return objectsOf(refunds, err, func(r *model.Refund) object {
-		return object{cur: model.Cursor{At: r.UpdatedAt, ID: r.ID}, taskID: tasks.ID(tasks.TypeRefundExecute, r.RefundNo, r.TaskGen),
-			requeue: func(ctx context.Context) (bool, error) { return s.Refunds.RequeueExecute(ctx, r) }}
 	})
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/pay"
 	"orderflow/model"
 
@@ -122,8 +124,7 @@ func (s *Service) note(r *model.Refund, providerStatus, lastErr string) model.Pr
 }
 
 // complete moves a refund to succeeded and, when it was the order's last
-// unfinished refund, the order refunding→refunded — under the order row's
-// lock, so two refunds finishing together cannot both miss it.
+// unfinished refund, the order refunding→refunded (finishOrderLocked).
 func (s *Service) complete(ctx context.Context, r *model.Refund, from model.RefundStatus, why string, log *zap.Logger) error {
 	now := s.clock.Now()
 	var moved, orderDone bool
@@ -139,17 +140,7 @@ func (s *Service) complete(ctx context.Context, r *model.Refund, from model.Refu
 		if err != nil || !moved {
 			return err
 		}
-		left, err := tx.UnfinishedRefunds(ctx, r.OrderID)
-		if err != nil || left > 0 {
-			return err
-		}
-		o, err := tx.OrderByID(ctx, r.OrderID)
-		if err != nil || o.Status != model.OrderRefunding {
-			return err
-		}
-		orderDone, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
-			From: model.OrderRefunding, To: model.OrderRefunded, Reason: "all refunds succeeded", At: now,
-		})
+		orderDone, err = finishOrderLocked(ctx, tx, r.OrderID, r.OrderNo, now)
 		return err
 	})
 	if err != nil {
@@ -159,6 +150,50 @@ func (s *Service) complete(ctx context.Context, r *model.Refund, from model.Refu
 		log.Info("refund succeeded", zap.Bool("order_refunded", orderDone))
 	}
 	return nil
+}
+
+// FinishOrder moves a refunding order none of whose refunds is left
+// unfinished to refunded, by the same step as a refund's completion: the
+// sweep's repair for an order whose last completion did not see itself
+// last. false means there was nothing to move.
+func (s *Service) FinishOrder(ctx context.Context, o *model.Order) (bool, error) {
+	now := s.clock.Now()
+	var done bool
+	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		if err := tx.LockOrder(ctx, o.ID); err != nil {
+			return err
+		}
+		done, err = finishOrderLocked(ctx, tx, o.ID, o.OrderNo, now)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("order %s: finish refunds: %w", o.OrderNo, err)
+	}
+	if done {
+		s.log.Warn("refunding order whose refunds had all succeeded moved to refunded", zap.String("order_no", o.OrderNo))
+	}
+	return done, nil
+}
+
+// finishOrderLocked moves the order refunding→refunded when none of its
+// refunds is left unfinished. The caller holds the order's lock
+// (model.LockOrder) for the transaction, so of two refunds finishing
+// together the later one counts the earlier one succeeded.
+func finishOrderLocked(ctx context.Context, tx *model.Store, orderID int64, orderNo string, now time.Time) (bool, error) {
+	left, err := tx.UnfinishedRefunds(ctx, orderID)
+	if err != nil {
+		return false, err
+	}
+	if err := failpoint.Inject(failpoint.RefundsCounted, orderNo); err != nil || left > 0 {
+		return false, err
+	}
+	o, err := tx.OrderByID(ctx, orderID)
+	if err != nil || o.Status != model.OrderRefunding {
+		return false, err
+	}
+	return tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+		From: model.OrderRefunding, To: model.OrderRefunded, Reason: "all refunds succeeded", At: now,
+	})
 }
 
 // toManual hands a refund to an operator and alerts the admin, in one transaction.

@@ -62,6 +62,11 @@ const (
 	// WebhookBeforePost sits before a webhook's lease and post, keyed by
 	// the event id.
 	WebhookBeforePost = "webhook/before-post"
+	// RefundsCounted sits inside the transaction that may finish an order's
+	// refunds, after it counted the order's unfinished refunds and before
+	// its COMMIT, keyed by the order number: "pause" holds one completion
+	// there while another refund of the order completes.
+	RefundsCounted = "refund/counted"
 )
 
 type point struct {
