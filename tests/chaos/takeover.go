@@ -69,7 +69,7 @@ func (tk *takeovers) killed(ctx context.Context, dsn string, rdb redis.Universal
 		left, last := nos, nos[0]
 		for time.Since(at) < takeoverBound && ctx.Err() == nil {
 			if left = notDone(ctx, db, left); len(left) == 0 {
-				tk.done(name, last, at, time.Now())
+				tk.done(name, last, len(nos), at, time.Now())
 				return
 			}
 			last = left[0]
@@ -79,8 +79,8 @@ func (tk *takeovers) killed(ctx context.Context, dsn string, rdb redis.Universal
 	}()
 }
 
-// done records one kill's wait, from at to end.
-func (tk *takeovers) done(name, last string, at, end time.Time) {
+// done records one kill's wait for its n orders, from at to end.
+func (tk *takeovers) done(name, last string, n int, at, end time.Time) {
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
 	took := end.Sub(at)
@@ -94,6 +94,7 @@ func (tk *takeovers) done(name, last string, at, end time.Time) {
 		tk.slowest = fmt.Sprintf("%s killed at %s, last order %s", name, at.Format("15:04:05.000"), last)
 	}
 	tk.times = append(tk.times, took)
+	tk.orders += n
 }
 
 // ledgerDown records an outage of the database, from from to to. A wait
