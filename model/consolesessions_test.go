@@ -1,11 +1,8 @@
 package model_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
-
-	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -14,51 +11,38 @@ import (
 // log-out finds it ended), and a start deletes the sessions already
 // expired. On both ledgers.
 func TestConsoleSessionEndsOnce(t *testing.T) {
-	for _, backend := range []string{"mysql", "sqlite"} {
-		t.Run(backend, func(t *testing.T) {
-			b := setup(t)
-			if backend == "sqlite" {
-				db, err := model.OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), model.PoolConfig{MaxOpen: 1})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := model.Migrate(b.ctx, db); err != nil {
-					t.Fatal(err)
-				}
-				b.store = model.NewStore(db)
-			}
-			const ttl = 12 * time.Hour
-			live := func(id string) bool {
-				t.Helper()
-				ok, err := b.store.ConsoleSessionLive(b.ctx, id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ok
-			}
-			end := func(id string) bool {
-				t.Helper()
-				ok, err := b.store.EndConsoleSession(b.ctx, id, b.now)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ok
-			}
-			old, a, other := "00000000000000000000000000000old", "0000000000000000000000000000000a", "000000000000000000000000000other"
-			if err := b.store.StartConsoleSession(b.ctx, old, b.now.Add(-ttl-time.Hour), b.now.Add(-time.Hour)); err != nil {
+	onBothLedgers(t, func(t *testing.T, b *bundle) {
+		const ttl = 12 * time.Hour
+		live := func(id string) bool {
+			t.Helper()
+			ok, err := b.store.ConsoleSessionLive(b.ctx, id)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if !live(old) {
-				t.Fatalf("a started session is not live")
-			}
-			if err := b.store.StartConsoleSession(b.ctx, a, b.now, b.now.Add(ttl)); err != nil {
+			return ok
+		}
+		end := func(id string) bool {
+			t.Helper()
+			ok, err := b.store.EndConsoleSession(b.ctx, id, b.now)
+			if err != nil {
 				t.Fatal(err)
 			}
-			got := []bool{live(old), live(a), end(a), end(a), live(a), end(other), live(other)}
-			// the expired one pruned by the second start; a live, ended once; other never started
-			if diff := cmp.Diff([]bool{false, true, true, false, false, false, false}, got); diff != "" {
-				t.Errorf("live/end (-want +got):\n%s", diff)
-			}
-		})
-	}
+			return ok
+		}
+		old, a, other := "00000000000000000000000000000old", "0000000000000000000000000000000a", "000000000000000000000000000other"
+		if err := b.store.StartConsoleSession(b.ctx, old, b.now.Add(-ttl-time.Hour), b.now.Add(-time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if !live(old) {
+			t.Fatalf("a started session is not live")
+		}
+		if err := b.store.StartConsoleSession(b.ctx, a, b.now, b.now.Add(ttl)); err != nil {
+			t.Fatal(err)
+		}
+		got := []bool{live(old), live(a), end(a), end(a), live(a), end(other), live(other)}
+		// the expired one pruned by the second start; a live, ended once; other never started
+		if diff := cmp.Diff([]bool{false, true, true, false, false, false, false}, got); diff != "" {
+			t.Errorf("live/end (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -338,5 +339,26 @@ func TestStatusMoveUsesPrimaryKey(t *testing.T) {
 		if key := fmt.Sprint(rows[0]["key"]); key != "PRIMARY" {
 			t.Errorf("%s: key = %q, want PRIMARY (plan %v)", q, key, rows[0])
 		}
+	}
+}
+
+// onBothLedgers runs fn on MariaDB (the package's own database) and on a
+// fresh SQLite ledger, each as a subtest.
+func onBothLedgers(t *testing.T, fn func(t *testing.T, b *bundle)) {
+	for _, backend := range []string{"mysql", "sqlite"} {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t)
+			if backend == "sqlite" {
+				db, err := model.OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), model.PoolConfig{MaxOpen: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := model.Migrate(b.ctx, db); err != nil {
+					t.Fatal(err)
+				}
+				b.store = model.NewStore(db)
+			}
+			fn(t, b)
+		})
 	}
 }
