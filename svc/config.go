@@ -36,10 +36,12 @@ type Config struct {
 	HTTPWriteTimeout      Duration `yaml:"http_write_timeout"`
 	HTTPIdleTimeout       Duration `yaml:"http_idle_timeout"`
 	HTTPMaxHeaderBytes    int      `yaml:"http_max_header_bytes"`
-	AdminToken            string   `yaml:"admin_token"`
-	PaySecret             string   `yaml:"pay_secret"`
-	PayURL                string   `yaml:"pay_url"`
-	NotifyURL             string   `yaml:"notify_url"`
+	AdminToken            string   `yaml:"admin_token"` // an admin named "admin"
+	// AdminTokens names the operators: "name:role:token,..." (operators.go).
+	AdminTokens string `yaml:"admin_tokens"`
+	PaySecret   string `yaml:"pay_secret"`
+	PayURL      string `yaml:"pay_url"`
+	NotifyURL   string `yaml:"notify_url"`
 	// Shop webhooks (docs/webhooks.md): off while webhook_url is unset.
 	WebhookURL        string   `yaml:"webhook_url"`
 	WebhookSecret     string   `yaml:"webhook_secret"`
@@ -317,8 +319,10 @@ func (c Config) Validate() error {
 		return bad("redis_db", "want 0..15")
 	case c.HTTPAddr == "":
 		return bad("http_addr", "missing")
-	case c.AdminToken == "" || len(c.AdminToken) < 16:
-		return bad("admin_token", "missing or shorter than 16 characters")
+	case c.AdminToken == "" && c.AdminTokens == "":
+		return bad("admin_token", "missing (or name operators in admin_tokens)")
+	case c.AdminToken != "" && len(c.AdminToken) < 16:
+		return bad("admin_token", "shorter than 16 characters")
 	case c.PaySecret == "":
 		return bad("pay_secret", "missing")
 	case c.LogFormat != "json" && c.LogFormat != "console":
@@ -374,6 +378,9 @@ func (c Config) Validate() error {
 		if d <= 0 {
 			return bad(key, "must be a positive duration")
 		}
+	}
+	if _, err := c.operatorSet(); err != nil {
+		return bad("admin_tokens", err.Error())
 	}
 	if err := c.validatePay(); err != nil {
 		return err

@@ -20,22 +20,25 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "login", "Log in", "")
 }
 
-// login trades the admin token, typed into the form, for a session cookie.
+// login trades an operator's token, typed into the form, for a session
+// cookie in that operator's name.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	if sameorigin.Of(r) == sameorigin.Cross {
 		http.Error(w, "cross-site request refused", http.StatusForbidden)
 		return
 	}
-	if !c.sessions.isAdmin(r.PostFormValue("token")) {
+	op, ok := c.sessions.ops.ByToken(r.PostFormValue("token"))
+	if !ok {
 		c.log.Warn("console login refused")
-		c.render(w, r, http.StatusUnauthorized, "login", "Log in", "That is not the admin token.")
+		c.render(w, r, http.StatusUnauthorized, "login", "Log in", "That is no operator's token.")
 		return
 	}
-	value, err := c.sessions.issue(r.Context())
+	value, err := c.sessions.issue(r.Context(), op)
 	if err != nil {
 		c.unavailable(w, r, err)
 		return
 	}
+	c.log.Info("console login", zap.String("operator", op.Name), zap.String("role", string(op.Role)))
 	setCookie(w, r, sessionCookie, value, int(sessionTTL.Seconds()))
 	http.Redirect(w, r, "/console/", http.StatusSeeOther)
 }

@@ -1,8 +1,9 @@
 // Package console is the operator console at /console/: server-rendered
 // pages (templates embedded in the binary, no build step, no CDN) over the
-// same use cases the admin API calls. A login with the admin token starts a
-// session in the ledger and gives its signed cookie; every form carries a
-// CSRF token derived from it; a log-out ends it.
+// same use cases the admin API calls. A login with an operator's token
+// starts a session in the ledger and gives its signed cookie; every form
+// carries a CSRF token derived from it; a log-out ends it. Any operator
+// reads; a viewer's actions are refused (403).
 package console
 
 import (
@@ -17,6 +18,7 @@ import (
 	"orderflow/api/sameorigin"
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/metrics"
+	"orderflow/internal/infra/operators"
 	"orderflow/svc"
 
 	"go.uber.org/zap"
@@ -39,7 +41,7 @@ type Console struct {
 func New(sc *svc.ServiceContext, uc *svc.UseCases) *Console {
 	c := &Console{uc: uc, sc: sc, log: sc.Log.Named("console"),
 		sources:  metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock},
-		sessions: newSessions(sc.Config.AdminToken, sc.Store, sc.Clock.Now),
+		sessions: newSessions(sc.Config.Operators(), sc.Store, sc.Clock.Now),
 		pages:    map[string]*template.Template{},
 	}
 	for _, p := range []string{"login", "needs", "story", "glance"} {
@@ -53,18 +55,18 @@ func (c *Console) Mount(mux *http.ServeMux) {
 	mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
 	mux.HandleFunc("GET /console/login", c.loginPage)
 	mux.HandleFunc("POST /console/login", c.login)
-	mux.Handle("POST /console/logout", c.action(c.logout))
+	mux.Handle("POST /console/logout", c.action(operators.RoleViewer, c.logout))
 
 	mux.Handle("GET /console/{$}", c.page(c.needs))
 	mux.Handle("GET /console/story", c.page(c.story))
 	mux.Handle("GET /console/glance", c.page(c.glance))
 
-	mux.Handle("POST /console/orders/{no}/retry", c.action(c.retryOrder))
-	mux.Handle("POST /console/orders/{no}/refund", c.action(c.refundOrder))
-	mux.Handle("POST /console/orders/{no}/reveal", c.action(c.reveal))
-	mux.Handle("POST /console/refunds/{no}/retry", c.action(c.retryRefund))
-	mux.Handle("POST /console/refunds/{no}/resolve", c.action(c.resolveRefund))
-	mux.Handle("POST /console/groups/{no}/retry", c.action(c.retryGroup))
+	mux.Handle("POST /console/orders/{no}/retry", c.act(c.retryOrder))
+	mux.Handle("POST /console/orders/{no}/refund", c.act(c.refundOrder))
+	mux.Handle("POST /console/orders/{no}/reveal", c.act(c.reveal))
+	mux.Handle("POST /console/refunds/{no}/retry", c.act(c.retryRefund))
+	mux.Handle("POST /console/refunds/{no}/resolve", c.act(c.resolveRefund))
+	mux.Handle("POST /console/groups/{no}/retry", c.act(c.retryGroup))
 
 	// Anything else under /console/: the login for strangers, 404 for the admin.
 	mux.Handle("/console/", c.page(http.NotFound))
@@ -92,9 +94,16 @@ func (c *Console) page(next http.HandlerFunc) http.Handler {
 	})
 }
 
-// action admits a POST with a valid session, from this site (Origin or
-// Referer, when sent), carrying the session's CSRF token.
-func (c *Console) action(next http.HandlerFunc) http.Handler {
+// act admits an action (a POST that changes something) of an operator or
+// an admin; a viewer's is refused.
+func (c *Console) act(next http.HandlerFunc) http.Handler {
+	return c.action(operators.NeedFor(http.MethodPost), next)
+}
+
+// action admits a POST with a valid session whose role covers need, from
+// this site (Origin or Referer, when sent), carrying the session's CSRF
+// token.
+func (c *Console) action(need operators.Role, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sess, ok, err := c.sessions.valid(r)
 		if err != nil {
@@ -114,6 +123,11 @@ func (c *Console) action(next http.HandlerFunc) http.Handler {
 			http.Error(w, "missing or stale form token: reload the page", http.StatusForbidden)
 			return
 		}
+		if !sess.op.Role.Covers(need) {
+			c.log.Warn("console action refused", zap.String("operator", sess.op.Name), zap.String("role", string(sess.op.Role)), zap.String("path", r.URL.Path))
+			http.Error(w, "forbidden: "+sess.op.Name+" is a "+string(sess.op.Role)+" and may only read", http.StatusForbidden)
+			return
+		}
 		w.Header().Set("Cache-Control", "no-store")
 		next(w, withSession(r, sess))
 	})
@@ -125,11 +139,12 @@ func validCSRF(got, want string) bool {
 
 // view is what every page's layout needs.
 type view struct {
-	Title string
-	Nav   string
-	CSRF  string
-	Flash string
-	Data  any
+	Title    string
+	Nav      string
+	CSRF     string
+	Flash    string
+	Operator operators.Operator // who is logged in (empty on the login page)
+	Data     any
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
@@ -137,6 +152,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 	if sess, ok := sessionOf(r); ok {
 		v.CSRF = c.sessions.csrf(sess.value)
 		v.Flash = takeFlash(w, r)
+		v.Operator = sess.op
 	}
 	var buf bytes.Buffer
 	if err := c.pages[page].Execute(&buf, v); err != nil {

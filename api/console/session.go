@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"orderflow/api/sameorigin"
+	"orderflow/internal/infra/operators"
 	"orderflow/model"
 )
 
@@ -26,22 +26,20 @@ const (
 )
 
 // sessions starts, checks and ends the console's sessions. Each log-in is
-// a row in the ledger (console_sessions); its cookie names the row and is
-// signed, with its expiry, by a key derived from the admin token: the
-// cookie never holds the token, a new admin token ends every session, and
-// a log-out ends the row's session on every API process, every copy of
-// its cookie with it.
+// a row in the ledger (console_sessions); its cookie names the row and the
+// operator who logged in, and is signed, with its expiry, by a key derived
+// from every operator's token and role: the cookie never holds a token, a
+// changed token or role ends every session, and a log-out ends the row's
+// session on every API process, every copy of its cookie with it.
 type sessions struct {
-	adminToken string
-	key        []byte
-	store      *model.Store
-	now        func() time.Time
+	ops   *operators.Set
+	key   []byte
+	store *model.Store
+	now   func() time.Time
 }
 
-func newSessions(adminToken string, store *model.Store, now func() time.Time) *sessions {
-	m := hmac.New(sha256.New, []byte(adminToken))
-	m.Write([]byte("orderflow console session key"))
-	return &sessions{adminToken: adminToken, key: m.Sum(nil), store: store, now: now}
+func newSessions(ops *operators.Set, store *model.Store, now func() time.Time) *sessions {
+	return &sessions{ops: ops, key: ops.Key("orderflow console session key"), store: store, now: now}
 }
 
 func (s *sessions) mac(parts ...string) string {
@@ -50,19 +48,16 @@ func (s *sessions) mac(parts ...string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// isAdmin compares a typed token with the admin token in constant time.
-func (s *sessions) isAdmin(token string) bool {
-	return s.adminToken != "" && token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.adminToken)) == 1
-}
-
 // session is a console session as its cookie carries it.
 type session struct {
-	id    string // its row in console_sessions
-	value string // the cookie's whole value, which the CSRF token is derived from
+	id    string             // its row in console_sessions
+	value string             // the cookie's whole value, which the CSRF token is derived from
+	op    operators.Operator // who logged in, with the role the configuration gives them now
 }
 
-// issue starts a session in the ledger and returns its cookie's value.
-func (s *sessions) issue(ctx context.Context) (string, error) {
+// issue starts a session in the ledger for an operator and returns its
+// cookie's value.
+func (s *sessions) issue(ctx context.Context, op operators.Operator) (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("console session id: %w", err)
@@ -72,44 +67,49 @@ func (s *sessions) issue(ctx context.Context) (string, error) {
 	if err := s.store.StartConsoleSession(ctx, id, now, exp); err != nil {
 		return "", fmt.Errorf("start console session: %w", err)
 	}
-	return s.sign(id, exp), nil
+	return s.sign(id, exp, op.Name), nil
 }
 
-// sign is a session cookie's value: "<id>.<expiry unix>.<hmac>".
-func (s *sessions) sign(id string, exp time.Time) string {
+// sign is a session cookie's value: "<id>.<expiry unix>.<hmac>.<operator
+// name>" (the name last, as it may hold dots).
+func (s *sessions) sign(id string, exp time.Time, name string) string {
 	e := strconv.FormatInt(exp.Unix(), 10)
-	return id + "." + e + "." + s.mac("session", id, e)
+	return id + "." + e + "." + s.mac("session", id, e, name) + "." + name
 }
 
 // signed checks a cookie value's signature and expiry without reading the
-// ledger, and returns the session's id: a forged or expired cookie costs
-// no query.
-func (s *sessions) signed(value string) (string, bool) {
-	id, rest, ok := strings.Cut(value, ".")
-	if !ok {
-		return "", false
+// ledger, and returns the session's id and its operator name: a forged or
+// expired cookie costs no query.
+func (s *sessions) signed(value string) (id, name string, ok bool) {
+	parts := strings.SplitN(value, ".", 4)
+	if len(parts) != 4 {
+		return "", "", false
 	}
-	exp, sig, ok := strings.Cut(rest, ".")
-	if !ok || !hmac.Equal([]byte(sig), []byte(s.mac("session", id, exp))) {
-		return "", false
+	id, exp, sig, name := parts[0], parts[1], parts[2], parts[3]
+	if !hmac.Equal([]byte(sig), []byte(s.mac("session", id, exp, name))) {
+		return "", "", false
 	}
 	unix, err := strconv.ParseInt(exp, 10, 64)
 	if err != nil || !s.now().Before(time.Unix(unix, 0)) {
-		return "", false
+		return "", "", false
 	}
-	return id, true
+	return id, name, true
 }
 
 // valid reports whether a request carries a live session: a signed,
-// unexpired cookie whose session has not been ended (one primary-key read
-// of the ledger). err is the ledger's: the request can be neither
-// admitted nor refused.
+// unexpired cookie of a configured operator whose session has not been
+// ended (one primary-key read of the ledger). err is the ledger's: the
+// request can be neither admitted nor refused.
 func (s *sessions) valid(r *http.Request) (session, bool, error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
 		return session{}, false, nil
 	}
-	id, ok := s.signed(c.Value)
+	id, name, ok := s.signed(c.Value)
+	if !ok {
+		return session{}, false, nil
+	}
+	op, ok := s.ops.ByName(name)
 	if !ok {
 		return session{}, false, nil
 	}
@@ -117,7 +117,7 @@ func (s *sessions) valid(r *http.Request) (session, bool, error) {
 	if err != nil || !live {
 		return session{}, false, err
 	}
-	return session{id: id, value: c.Value}, true, nil
+	return session{id: id, value: c.Value, op: op}, true, nil
 }
 
 // end ends a session in the ledger: its cookie, and every copy of it, is
@@ -131,9 +131,11 @@ func (s *sessions) end(ctx context.Context, sess session) error {
 
 type sessionKey struct{}
 
-// withSession is r carrying the session its guard admitted it with.
+// withSession is r carrying the session its guard admitted it with, and
+// its operator for the handlers (operators.FromContext).
 func withSession(r *http.Request, sess session) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess))
+	ctx := operators.WithOperator(r.Context(), sess.op)
+	return r.WithContext(context.WithValue(ctx, sessionKey{}, sess))
 }
 
 // sessionOf is the session a request was admitted with (false: none, as

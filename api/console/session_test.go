@@ -3,18 +3,29 @@ package console
 import (
 	"testing"
 	"time"
+
+	"orderflow/internal/infra/operators"
 )
+
+func operatorSet(t *testing.T, adminToken string) *operators.Set {
+	t.Helper()
+	s, err := operators.New(adminToken, "ann.b:viewer:viewer-token-000001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
 
 // A cookie's signature and expiry, checked before the ledger is read (the
 // ledger's half — a session ended by a log-out — is tests/console's).
 func TestSessionCookie(t *testing.T) {
 	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	s := newSessions("admin-token-0001", nil, clock)
+	s := newSessions(operatorSet(t, "admin-token-00000001"), nil, clock)
 	id := "0123456789abcdef0123456789abcdef"
-	value := s.sign(id, now.Add(sessionTTL))
-	other := newSessions("admin-token-0002", nil, clock).sign(id, now.Add(sessionTTL))
-	mac := value[len(value)-64:]
+	value := s.sign(id, now.Add(sessionTTL), "ann.b")
+	other := newSessions(operatorSet(t, "admin-token-00000002"), nil, clock).sign(id, now.Add(sessionTTL), "ann.b")
+	mac := value[len(value)-len(".ann.b")-64 : len(value)-len(".ann.b")]
 	tests := []struct {
 		name  string
 		value string
@@ -26,19 +37,21 @@ func TestSessionCookie(t *testing.T) {
 		{"expired", value, sessionTTL, false},
 		{"empty", "", 0, false},
 		{"signed with another admin token", other, 0, false},
-		{"expiry pushed out", id + ".99999999999." + mac, 0, false},
+		{"expiry pushed out", id + ".99999999999." + mac + ".ann.b", 0, false},
+		{"another operator's name", value[:len(value)-len("ann.b")] + "admin", 0, false},
+		{"name cut", value[:len(value)-2], 0, false},
 		{"another session's id", "fedcba9876543210fedcba9876543210" + value[len(id):], 0, false},
-		{"signature cut", value[:len(value)-2], 0, false},
+		{"no name", value[:len(value)-len(".ann.b")], 0, false},
 		{"no signature", id + ".99999999999", 0, false},
-		{"the admin token itself", "admin-token-0001", 0, false},
+		{"the admin token itself", "admin-token-00000001", 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			at := now.Add(tc.after)
 			s.now = func() time.Time { return at }
-			gotID, got := s.signed(tc.value)
-			if got != tc.want || (got && gotID != id) {
-				t.Errorf("signed = %q, %v; want %v", gotID, got, tc.want)
+			gotID, gotName, got := s.signed(tc.value)
+			if got != tc.want || (got && (gotID != id || gotName != "ann.b")) {
+				t.Errorf("signed = %q, %q, %v; want %v", gotID, gotName, got, tc.want)
 			}
 		})
 	}

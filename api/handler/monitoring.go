@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"orderflow/api/sameorigin"
+	"orderflow/internal/infra/operators"
 
 	"github.com/hibiken/asynqmon"
 	"github.com/redis/go-redis/v9"
@@ -18,10 +19,11 @@ type sharedRedis struct{ c redis.UniversalClient }
 
 func (s sharedRedis) MakeRedisClient() any { return s.c }
 
-// monitoring mounts the asynqmon dashboard at /monitoring/. It can delete
-// and rerun tasks, so it is admin-only: the admin token as a Bearer header,
-// or as the password of HTTP Basic auth, which makes a browser show its
-// login prompt (any user name). With prometheusURL (ORDERFLOW_PROMETHEUS_URL)
+// monitoring mounts the asynqmon dashboard at /monitoring/ for operators:
+// a token as a Bearer header, or as the password of HTTP Basic auth, which
+// makes a browser show its login prompt (any user name). Any role reads;
+// asynqmon's changes (pauses, deletes, runs: every method but GET and HEAD)
+// need an operator or an admin. With prometheusURL (ORDERFLOW_PROMETHEUS_URL)
 // its metrics view charts the asynq_* series that Prometheus scraped.
 func (h *Handler) monitoring(rdb redis.UniversalClient, prometheusURL string) http.Handler {
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: sharedRedis{rdb},
@@ -31,9 +33,13 @@ func (h *Handler) monitoring(rdb redis.UniversalClient, prometheusURL string) ht
 		if _, pass, ok := r.BasicAuth(); ok && token == "" {
 			token, kept = pass, true
 		}
-		if !h.isAdmin(token) {
+		op, ok := h.ops.ByToken(token)
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Basic realm="orderflow monitoring", charset="UTF-8"`)
 			writeError(w, r, h.log, errUnauthorized)
+			return
+		}
+		if h.forbidden(w, r, op, operators.NeedFor(r.Method)) {
 			return
 		}
 		if crossSiteChange(r, kept) {
@@ -42,7 +48,7 @@ func (h *Handler) monitoring(rdb redis.UniversalClient, prometheusURL string) ht
 			writeError(w, r, h.log, errCrossSite)
 			return
 		}
-		mon.ServeHTTP(w, r)
+		mon.ServeHTTP(w, r.WithContext(operators.WithOperator(r.Context(), op)))
 	})
 }
 

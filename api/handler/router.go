@@ -4,10 +4,12 @@ package handler
 
 import (
 	"net/http"
+	"strings"
 
 	"orderflow/api/console"
 	"orderflow/internal/infra/health"
 	"orderflow/internal/infra/metrics"
+	"orderflow/internal/infra/operators"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/profiling"
 	"orderflow/internal/infra/tracing"
@@ -18,19 +20,18 @@ import (
 
 // Handler serves the API.
 type Handler struct {
-	uc         *svc.UseCases
-	log        *zap.Logger
-	adminToken string
-	paySecret  string
-	sources    metrics.Sources
+	uc        *svc.UseCases
+	log       *zap.Logger
+	ops       *operators.Set
+	paySecret string
+	sources   metrics.Sources
 }
 
 // NewRouter returns the API's routes.
 func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
-	h := &Handler{uc: uc, log: sc.Log, adminToken: sc.Config.AdminToken, paySecret: sc.Config.PaySecret,
+	h := &Handler{uc: uc, log: sc.Log, ops: sc.Config.Operators(), paySecret: sc.Config.PaySecret,
 		sources: metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock, Jobs: sc.Config.PeriodicJobs()}}
 	hc := &health.Checker{DB: sc.DB, Redis: sc.Redis}
-	admin := func(f http.HandlerFunc) http.Handler { return h.requireAdmin(f) }
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", hc.Live)
@@ -53,26 +54,13 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	mux.HandleFunc("POST /api/v1/payments/wechat/notify", h.providerNotify(pay.NameWechat))
 	mux.HandleFunc("POST /api/v1/payments/stripe/webhook", h.providerNotify(pay.NameStripe))
 
-	mux.Handle("POST /api/v1/admin/users", admin(h.createUser))
-	mux.Handle("GET /api/v1/admin/users/{id}", admin(h.getUser))
-	mux.Handle("POST /api/v1/admin/products", admin(h.createProduct))
-	mux.Handle("POST /api/v1/admin/products/{id}/cards", admin(h.addCards))
-	mux.Handle("GET /api/v1/admin/products/{id}", admin(readByID(h, uc.Catalog.Product)))
-	mux.Handle("GET /api/v1/admin/orders", admin(h.listOrders))
-	mux.Handle("GET /api/v1/admin/orders/{order_no}", admin(readByNo(h, "order_no", uc.Orders.GetAdmin)))
-	mux.Handle("POST /api/v1/admin/orders/{order_no}/retry", admin(retryByNo(h, "order_no", uc.Orders.Retry)))
-	mux.Handle("POST /api/v1/admin/orders/{order_no}/refund", admin(h.refundOrder))
-	mux.Handle("GET /api/v1/admin/refunds", admin(h.listRefunds))
-	mux.Handle("POST /api/v1/admin/refunds/{refund_no}/retry", admin(h.retryRefund))
-	mux.Handle("POST /api/v1/admin/refunds/{refund_no}/resolve", admin(h.resolveRefund))
-	mux.Handle("POST /api/v1/admin/groups/{group_no}/retry", admin(retryByNo(h, "group_no", uc.Groups.Retry)))
-	mux.Handle("GET /api/v1/admin/stats", admin(h.stats))
-	mux.Handle("GET /api/v1/admin/webhooks", admin(h.listWebhooks))
-	mux.Handle("POST /api/v1/admin/webhooks/{id}/retry", admin(h.retryWebhook))
+	for _, rt := range h.adminRoutes(uc) {
+		mux.Handle(rt.pattern, h.requireRole(rt.need, rt.serve))
+	}
 
 	mux.Handle("/monitoring/", h.monitoring(sc.Redis, sc.Config.PrometheusURL))
 	console.New(sc, uc).Mount(mux)
-	profiling.Mount(mux, sc.Config.AdminToken)
+	profiling.Mount(mux, h.ops)
 
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint"}})
@@ -80,12 +68,67 @@ func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	return tracing.HTTPHandler(mux)
 }
 
-// MetricsRouter serves the API's /metrics, behind the admin token when
+// adminRoute is one admin endpoint and the least role it needs.
+type adminRoute struct {
+	pattern string
+	need    operators.Role
+	serve   http.HandlerFunc
+}
+
+// adminRoutes is the admin API. A read needs any role and an action an
+// operator (operators.NeedFor); creating users and products and adding
+// cards needs an admin.
+func (h *Handler) adminRoutes(uc *svc.UseCases) []adminRoute {
+	byMethod := func(pattern string, serve http.HandlerFunc) adminRoute {
+		method, _, _ := strings.Cut(pattern, " ")
+		return adminRoute{pattern, operators.NeedFor(method), serve}
+	}
+	adminOnly := func(pattern string, serve http.HandlerFunc) adminRoute {
+		return adminRoute{pattern, operators.RoleAdmin, serve}
+	}
+	return []adminRoute{
+		adminOnly("POST /api/v1/admin/users", h.createUser),
+		byMethod("GET /api/v1/admin/users/{id}", h.getUser),
+		adminOnly("POST /api/v1/admin/products", h.createProduct),
+		adminOnly("POST /api/v1/admin/products/{id}/cards", h.addCards),
+		byMethod("GET /api/v1/admin/products/{id}", readByID(h, uc.Catalog.Product)),
+		byMethod("GET /api/v1/admin/orders", h.listOrders),
+		byMethod("GET /api/v1/admin/orders/{order_no}", readByNo(h, "order_no", uc.Orders.GetAdmin)),
+		byMethod("POST /api/v1/admin/orders/{order_no}/retry", retryByNo(h, "order_no", uc.Orders.Retry)),
+		byMethod("POST /api/v1/admin/orders/{order_no}/refund", h.refundOrder),
+		byMethod("GET /api/v1/admin/refunds", h.listRefunds),
+		byMethod("POST /api/v1/admin/refunds/{refund_no}/retry", h.retryRefund),
+		byMethod("POST /api/v1/admin/refunds/{refund_no}/resolve", h.resolveRefund),
+		byMethod("POST /api/v1/admin/groups/{group_no}/retry", retryByNo(h, "group_no", uc.Groups.Retry)),
+		byMethod("GET /api/v1/admin/stats", h.stats),
+		byMethod("GET /api/v1/admin/webhooks", h.listWebhooks),
+		byMethod("POST /api/v1/admin/webhooks/{id}/retry", h.retryWebhook),
+	}
+}
+
+// AdminRoute is an admin endpoint's pattern ("POST /api/v1/admin/users")
+// and the least role it needs.
+type AdminRoute struct {
+	Pattern string
+	Need    operators.Role
+}
+
+// AdminRoutes lists the admin API as the router mounts it, for the tests
+// that must cover every admin endpoint.
+func AdminRoutes() []AdminRoute {
+	var out []AdminRoute
+	for _, rt := range (&Handler{}).adminRoutes(&svc.UseCases{}) {
+		out = append(out, AdminRoute{Pattern: rt.pattern, Need: rt.need})
+	}
+	return out
+}
+
+// MetricsRouter serves the API's /metrics, behind the operators' tokens when
 // ORDERFLOW_METRICS_AUTH=admin: on the API's listener, or alone on
 // ORDERFLOW_METRICS_ADDR's.
 func MetricsRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	src := metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock, Jobs: sc.Config.PeriodicJobs()}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics.Guard(metrics.Handler(uc.Metrics, src), sc.Config.MetricsAuth, sc.Config.AdminToken))
+	mux.Handle("GET /metrics", metrics.Guard(metrics.Handler(uc.Metrics, src), sc.Config.MetricsAuth, sc.Config.Operators()))
 	return mux
 }

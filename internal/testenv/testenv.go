@@ -217,6 +217,7 @@ func envCore(c svc.Config) []string {
 		"ORDERFLOW_REDIS_DB="+strconv.Itoa(c.RedisDB),
 		"ORDERFLOW_HTTP_ADDR="+c.HTTPAddr,
 		"ORDERFLOW_ADMIN_TOKEN="+c.AdminToken,
+		"ORDERFLOW_ADMIN_TOKENS="+c.AdminTokens,
 		"ORDERFLOW_PAY_SECRET="+c.PaySecret,
 		"ORDERFLOW_LOG_LEVEL="+c.LogLevel,
 		"ORDERFLOW_LOG_FORMAT="+c.LogFormat,

@@ -141,8 +141,9 @@ func (w *Worker) Start() error {
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
 	src := metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock, Jobs: c.PeriodicJobs()}
-	mux.Handle("GET /metrics", metrics.Guard(metrics.Handler(w.uc.Metrics, src), c.MetricsAuth, c.AdminToken))
-	profiling.Mount(mux, c.AdminToken)
+	ops := c.Operators()
+	mux.Handle("GET /metrics", metrics.Guard(metrics.Handler(w.uc.Metrics, src), c.MetricsAuth, ops))
+	profiling.Mount(mux, ops)
 	w.http = c.HTTPServer(mux)
 	w.wg.Add(1)
 	go func() {

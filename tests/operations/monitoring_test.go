@@ -233,7 +233,13 @@ func TestMonitoringRefusesCrossSiteChanges(t *testing.T) {
 // periodic jobs run there), so the dashboard has a queue to act on.
 func startMonitored(t *testing.T) *testenv.Stack {
 	t.Helper()
-	s := testenv.Start(t, testenv.Options{})
+	return startMonitoredWith(t, testenv.Options{})
+}
+
+// startMonitoredWith is startMonitored with options.
+func startMonitoredWith(t *testing.T, opt testenv.Options) *testenv.Stack {
+	t.Helper()
+	s := testenv.Start(t, opt)
 	testenv.Eventually(t, 10*time.Second, "low queue exists", func() (bool, error) {
 		qs, err := s.SC.Inspector.Queues()
 		for _, q := range qs {

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"crypto/subtle"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/operators"
 	"orderflow/internal/infra/schedule"
 	"orderflow/model"
 
@@ -209,19 +209,20 @@ func ratio(a, b int64) *float64 {
 	return &r
 }
 
-// Guard puts a /metrics handler behind the admin token when auth is
-// "admin" (ORDERFLOW_METRICS_AUTH), for shops that expose the port; "none"
-// serves it to anyone, as a Prometheus scrape without credentials expects.
-func Guard(h http.Handler, auth, adminToken string) http.Handler {
+// Guard puts a /metrics handler behind the operators' tokens (any role)
+// when auth is "admin" (ORDERFLOW_METRICS_AUTH), for shops that expose the
+// port; "none" serves it to anyone, as a Prometheus scrape without
+// credentials expects.
+func Guard(h http.Handler, auth string, ops *operators.Set) http.Handler {
 	if auth != "admin" {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) != 1 {
+		if _, ok := ops.ByToken(token); !ok {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"error":{"code":"unauthorized","message":"/metrics needs the admin token (ORDERFLOW_METRICS_AUTH=admin)"}}` + "\n"))
+			_, _ = w.Write([]byte(`{"error":{"code":"unauthorized","message":"/metrics needs an operator's token (ORDERFLOW_METRICS_AUTH=admin)"}}` + "\n"))
 			return
 		}
 		h.ServeHTTP(w, r)

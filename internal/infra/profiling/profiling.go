@@ -1,23 +1,30 @@
 // Package profiling serves Go's runtime profiles (net/http/pprof) on a
-// process's own listener, admin-only: a profile shows internals and a CPU
-// profile costs CPU while it runs.
+// process's own listener, to admins only: a profile shows internals and a
+// CPU profile costs CPU while it runs.
 package profiling
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"net/http/pprof"
 	"strings"
+
+	"orderflow/internal/infra/operators"
 )
 
-// Mount adds /debug/pprof/ to mux, answering only requests that carry the
-// admin token as a Bearer header.
-func Mount(mux *http.ServeMux, adminToken string) {
+// Mount adds /debug/pprof/ to mux, answering only requests that carry an
+// admin's token as a Bearer header (401 for no operator's token, 403 for
+// a viewer's or an operator's).
+func Mount(mux *http.ServeMux, ops *operators.Set) {
 	guard := func(h http.HandlerFunc) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if adminToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) != 1 {
+			op, ok := ops.ByToken(token)
+			if !ok {
 				http.Error(w, "admin token required", http.StatusUnauthorized)
+				return
+			}
+			if !op.Role.Covers(operators.RoleAdmin) {
+				http.Error(w, "forbidden: profiles need the admin role", http.StatusForbidden)
 				return
 			}
 			h(w, r)
