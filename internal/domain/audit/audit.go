@@ -1,0 +1,51 @@
+// Package audit writes the audit trail of the admin actions: who did what
+// to which object, in the transaction of the action's effect.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"orderflow/internal/infra/operators"
+	"orderflow/model"
+)
+
+// Actions, as the trail names them.
+const (
+	OrderRetry    = "order_retry"
+	OrderRefund   = "order_refund"
+	RefundRetry   = "refund_retry"
+	RefundResolve = "refund_resolve"
+	GroupRetry    = "group_retry"
+	WebhookRetry  = "webhook_retry"
+	UserCreate    = "user_create"
+	ProductCreate = "product_create"
+	CardsAdd      = "cards_add"
+)
+
+// Detail is what an action changed (from/to status, amount, a new
+// number…) and the operator's reason when the request carried one.
+type Detail map[string]any
+
+// Record writes the entry of action on object in tx, the transaction of
+// the action's effect; call it only after the conditional move that made
+// the effect, so an action that changed nothing (or rolled back) leaves no
+// entry. The actor is the operator the request was admitted as. A call
+// with no operator in ctx is the system's own (a sweep's re-queue, a
+// provider's callback) and is not an admin action: it writes nothing.
+func Record(ctx context.Context, tx *model.Store, at time.Time, action, object string, detail Detail) error {
+	op, ok := operators.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	if detail == nil {
+		detail = Detail{}
+	}
+	body, err := json.Marshal(detail)
+	if err != nil {
+		return fmt.Errorf("audit %s of %s: %w", action, object, err)
+	}
+	return tx.InsertAuditLater(ctx, model.AuditEntry{At: at, Actor: op.Name, Action: action, Object: object, Detail: body})
+}
