@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/operators"
 	"orderflow/model"
 )
@@ -48,4 +49,23 @@ func Record(ctx context.Context, tx *model.Store, at time.Time, action, object s
 		return fmt.Errorf("audit %s of %s: %w", action, object, err)
 	}
 	return tx.InsertAuditLater(ctx, model.AuditEntry{At: at, Actor: op.Name, Action: action, Object: object, Detail: body})
+}
+
+// ErrBadObject refuses a trail query without an object, or with one
+// longer than any order, refund or group number.
+var ErrBadObject = apperr.New(apperr.Invalid, "invalid_object", "object must be an order, refund or group number of 1..64 characters")
+
+// Trail reads the audit trail for operators.
+type Trail struct{ Store *model.Store }
+
+// For is object's trail, oldest first (at most model.AuditPage entries).
+func (t *Trail) For(ctx context.Context, object string) ([]model.AuditEntry, error) {
+	if object == "" || len(object) > 64 {
+		return nil, ErrBadObject
+	}
+	out, err := t.Store.AuditFor(ctx, object)
+	if err != nil {
+		return nil, fmt.Errorf("audit trail of %s: %w", object, err)
+	}
+	return out, nil
 }
