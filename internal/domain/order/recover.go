@@ -92,7 +92,7 @@ func (s *Service) Retry(ctx context.Context, orderNo string) error {
 			return err
 		}
 		if err := audit.Record(ctx, tx, now, audit.OrderRetry, o.OrderNo, audit.Detail{
-			"from": model.OrderFailed.String(), "to": model.OrderPaid.String(), "gen": gen,
+			"from": model.OrderFailed.String(), "to": model.OrderPaid.String(),
 		}); err != nil {
 			return err
 		}
