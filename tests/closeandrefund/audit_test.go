@@ -2,6 +2,8 @@ package closeandrefund
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,17 @@ func TestAuditTrailNamesTheOperator(t *testing.T) {
 	pid := s.NewProduct(t, map[string]any{"sku": "audit", "kind": "card", "price_cents": 700})
 	s.AddCards(t, pid, "AUDIT", 3)
 	_, buyer := s.NewUser(t, "audit", 0)
+	var dup apiError // the creation, now in a transaction with its entry, still refuses a duplicate
+	if st := s.Admin.Do(t, "POST", "/api/v1/admin/products", map[string]any{"sku": "audit", "kind": "card", "price_cents": 700}, &dup); st != 409 || dup.Error.Code != "duplicate_sku" {
+		t.Errorf("second product with sku audit: status %d %+v, want 409 duplicate_sku", st, dup)
+	}
+	var made []string // the admin's (ORDERFLOW_ADMIN_TOKEN, named admin) creations
+	for _, e := range trail(t, fmt.Sprintf("product:%d", pid)) {
+		made = append(made, e.Actor+" "+e.Action+" "+fmt.Sprint(e.Detail["added"]))
+	}
+	if want := []string{"admin product_create <nil>", "admin cards_add 3"}; !slices.Equal(made, want) {
+		t.Errorf("audit of product %d: %q, want %q", pid, made, want)
+	}
 
 	// A failed order, retried by ann once the delivery works again.
 	o := buyer.CreateOrder(t, pid, 1)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"orderflow/internal/domain/apperr"
@@ -25,6 +26,13 @@ const (
 	ProductCreate = "product_create"
 	CardsAdd      = "cards_add"
 )
+
+// UserObject and ProductObject name a user and a product in the trail
+// (orders, refunds and groups go by their numbers).
+func UserObject(id int64) string { return "user:" + strconv.FormatInt(id, 10) }
+
+// ProductObject is a product's name in the trail; see UserObject.
+func ProductObject(id int64) string { return "product:" + strconv.FormatInt(id, 10) }
 
 // Detail is what an action changed (from/to status, amount, a new
 // number…) and the operator's reason when the request carried one.
