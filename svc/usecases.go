@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"orderflow/internal/domain/account"
+	"orderflow/internal/domain/audit"
 	"orderflow/internal/domain/backlog"
 	"orderflow/internal/domain/catalog"
 	"orderflow/internal/domain/group"
@@ -47,6 +48,8 @@ type UseCases struct {
 	Pay      *pay.Registry
 	Payments *payment.Notifications
 	Webhooks *webhook.Service
+	// Audit reads the admin actions' trail (the actions write it themselves).
+	Audit *audit.Trail
 }
 
 // NewUseCases builds every use-case service on the context's dependencies.
@@ -92,6 +95,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		Payments: &payment.Notifications{Orders: orders, Refunds: refunds, Log: s.Log},
 		Sweeper:  sweeper,
 		Webhooks: webhooks,
+		Audit:    &audit.Trail{Store: s.Store},
 		Backlog:  &backlog.Service{Store: s.Store, Redis: s.Redis, Clock: s.Clock},
 		Groups:   groups,
 		Notifier: &notify.Deliverer{Store: s.Store, URL: c.NotifyURL, Secret: c.PaySecret,

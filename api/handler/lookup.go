@@ -3,6 +3,8 @@ package handler
 import (
 	"context"
 	"net/http"
+
+	"orderflow/model"
 )
 
 // readByNo serves the read of one object named by a number in the path
@@ -32,4 +34,10 @@ func retryByNo(h *Handler, key string, retry func(context.Context, string) error
 	return func(w http.ResponseWriter, r *http.Request) {
 		h.reply(w, r, http.StatusOK, map[string]string{"result": "queued"}, retry(r.Context(), r.PathValue(key)))
 	}
+}
+
+// auditTrail serves one object's audit trail, oldest first.
+func (h *Handler) auditTrail(w http.ResponseWriter, r *http.Request) {
+	entries, err := h.uc.Audit.For(r.Context(), r.URL.Query().Get("object"))
+	h.reply(w, r, http.StatusOK, map[string][]model.AuditEntry{"entries": entries}, err)
 }

@@ -103,6 +103,7 @@ func (h *Handler) adminRoutes(uc *svc.UseCases) []adminRoute {
 		byMethod("GET /api/v1/admin/stats", h.stats),
 		byMethod("GET /api/v1/admin/webhooks", h.listWebhooks),
 		byMethod("POST /api/v1/admin/webhooks/{id}/retry", h.retryWebhook),
+		byMethod("GET /api/v1/admin/audit", h.auditTrail),
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/audit"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/ttlcache"
 	"orderflow/model"
@@ -53,7 +54,13 @@ func (s *Service) Create(ctx context.Context, name string, balanceCents int64) (
 	}
 	token := newToken()
 	u := &model.User{Name: name, TokenHash: HashToken(token), BalanceCents: balanceCents, CreatedAt: s.clock.Now()}
-	if err := s.store.InsertUser(ctx, u); err != nil {
+	err := s.store.InTx(ctx, func(tx *model.Store) error {
+		if err := tx.InsertUser(ctx, u); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, u.CreatedAt, audit.UserCreate, audit.UserObject(u.ID), audit.Detail{"name": name, "balance_cents": balanceCents})
+	})
+	if err != nil {
 		return nil, fmt.Errorf("create user: %w", err)
 	}
 	return &Created{ID: u.ID, Token: token}, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/audit"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/stock"
 	"orderflow/model"
@@ -61,7 +62,15 @@ func (s *Service) CreateProduct(ctx context.Context, np NewProduct) (int64, erro
 		return 0, err
 	}
 	p := &model.Product{SKU: np.SKU, Kind: kind, PriceCents: np.PriceCents, Days: int(np.Days), CreditCents: np.CreditCents, Stock: np.Stock, CreatedAt: s.clock.Now()}
-	if err := s.store.InsertProduct(ctx, p); err != nil {
+	err := s.store.InTx(ctx, func(tx *model.Store) error {
+		if err := tx.InsertProduct(ctx, p); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, p.CreatedAt, audit.ProductCreate, audit.ProductObject(p.ID), audit.Detail{
+			"sku": p.SKU, "kind": string(p.Kind), "price_cents": p.PriceCents,
+		})
+	})
+	if err != nil {
 		if model.IsDuplicate(err) {
 			return 0, ErrDuplicateSKU
 		}
@@ -118,7 +127,14 @@ func (s *Service) AddCards(ctx context.Context, productID int64, codes []string)
 		seen[c] = true
 		codes[i] = c
 	}
-	if err := s.store.InsertCards(ctx, productID, codes, s.clock.Now()); err != nil {
+	now := s.clock.Now()
+	err = s.store.InTx(ctx, func(tx *model.Store) error {
+		if err := tx.InsertCards(ctx, productID, codes, now); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, now, audit.CardsAdd, audit.ProductObject(productID), audit.Detail{"added": len(codes)})
+	})
+	if err != nil {
 		if model.IsDuplicate(err) {
 			return 0, ErrDuplicateKey
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"orderflow/internal/domain/audit"
 	"orderflow/model"
 
 	"go.uber.org/zap"
@@ -24,6 +25,9 @@ func (s *Service) Retry(ctx context.Context, groupNo string) error {
 	var ok bool
 	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
 		if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1, model.GroupFailed); err != nil || !ok {
+			return err
+		}
+		if err := audit.Record(ctx, tx, now, audit.GroupRetry, g.GroupNo, audit.Detail{"status": g.Status.String(), "gen": g.SettleGen + 1}); err != nil {
 			return err
 		}
 		return tx.InsertOutboxLater(ctx, row)

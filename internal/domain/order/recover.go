@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"orderflow/internal/domain/audit"
 	"orderflow/model"
 
 	"go.uber.org/zap"
@@ -88,6 +89,11 @@ func (s *Service) Retry(ctx context.Context, orderNo string) error {
 			Set: map[string]any{"attempts": 0, "claim_token": nil},
 		})
 		if err != nil || !moved {
+			return err
+		}
+		if err := audit.Record(ctx, tx, now, audit.OrderRetry, o.OrderNo, audit.Detail{
+			"from": model.OrderFailed.String(), "to": model.OrderPaid.String(),
+		}); err != nil {
 			return err
 		}
 		return tx.InsertOutboxLater(ctx, row)

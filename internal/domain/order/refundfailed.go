@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/audit"
 	"orderflow/internal/domain/refund"
 	"orderflow/model"
 
@@ -57,6 +58,9 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 		if err := releaseStock(ctx, tx, o, model.FlowRefundRestore, now); err != nil {
 			return err
 		}
+		if err := audit.Record(ctx, tx, now, audit.OrderRefund, o.OrderNo, refundDetail(o, provider, free)); err != nil {
+			return err
+		}
 		if free {
 			return tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, model.OrderMove{
 				From: model.OrderRefunding, To: model.OrderRefunded, Reason: "free: nothing to return", At: now,
@@ -82,6 +86,18 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 	}
 	s.log.Info("failed order refunded by operator", zap.String("order_no", orderNo))
 	return refund.NumberAt(provider, o.OrderNo, *o.TradeNo), model.OrderRefunding, nil
+}
+
+// refundDetail is the audit detail of an operator refund: where the order
+// went, the amount returned and the refund that returns it.
+func refundDetail(o *model.Order, provider string, free bool) audit.Detail {
+	if free {
+		return audit.Detail{"from": model.OrderFailed.String(), "to": model.OrderRefunded.String(), "amount_cents": int64(0)}
+	}
+	return audit.Detail{
+		"from": model.OrderFailed.String(), "to": model.OrderRefunding.String(),
+		"amount_cents": o.AmountCents, "refund_no": refund.NumberAt(provider, o.OrderNo, *o.TradeNo),
+	}
 }
 
 // paidThrough is the provider whose payment moved the order to paid: its

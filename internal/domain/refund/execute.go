@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"orderflow/internal/domain/audit"
 	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/pay"
 	"orderflow/model"
@@ -78,7 +79,7 @@ func notFoundWhileProcessing(err error) error {
 func (s *Service) apply(ctx context.Context, r *model.Refund, status string, log *zap.Logger) error {
 	switch status {
 	case pay.RefundSucceeded:
-		return s.complete(ctx, r, r.Status, "provider confirmed", log)
+		return s.complete(ctx, r, r.Status, "provider confirmed", nil, log)
 	case pay.RefundFailed:
 		return s.toManual(ctx, r, "provider declared the refund failed", pay.RefundFailed, log)
 	case pay.RefundProcessing:
@@ -125,7 +126,7 @@ func (s *Service) note(r *model.Refund, providerStatus, lastErr string) model.Pr
 
 // complete moves a refund to succeeded and, when it was the order's last
 // unfinished refund, the order refunding→refunded (finishOrderLocked).
-func (s *Service) complete(ctx context.Context, r *model.Refund, from model.RefundStatus, why string, log *zap.Logger) error {
+func (s *Service) complete(ctx context.Context, r *model.Refund, from model.RefundStatus, why string, resolved audit.Detail, log *zap.Logger) error {
 	now := s.clock.Now()
 	var moved, orderDone bool
 	err := s.store.InTx(context.WithoutCancel(ctx), func(tx *model.Store) (err error) {
@@ -139,6 +140,13 @@ func (s *Service) complete(ctx context.Context, r *model.Refund, from model.Refu
 		})
 		if err != nil || !moved {
 			return err
+		}
+		if resolved != nil {
+			resolved["from"], resolved["to"] = from.String(), model.RefundSucceeded.String()
+			resolved["order_no"], resolved["amount_cents"] = r.OrderNo, r.AmountCents
+			if err := audit.Record(ctx, tx, now, audit.RefundResolve, r.RefundNo, resolved); err != nil {
+				return err
+			}
 		}
 		orderDone, err = finishOrderLocked(ctx, tx, r.OrderID, r.OrderNo, now)
 		return err

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"orderflow/internal/domain/audit"
 	"orderflow/internal/infra/pay"
 	"orderflow/model"
 
@@ -33,7 +34,7 @@ func (s *Service) CallbackFrom(ctx context.Context, provider, refundNo, status s
 		if r.Status == model.RefundSucceeded {
 			return nil
 		}
-		return s.complete(ctx, r, r.Status, "provider callback", log)
+		return s.complete(ctx, r, r.Status, "provider callback", nil, log)
 	case pay.RefundFailed:
 		if r.Status != model.RefundProcessing {
 			return nil
@@ -77,6 +78,12 @@ func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
 		if err != nil || !moved {
 			return err
 		}
+		if err := audit.Record(ctx, tx, now, audit.RefundRetry, r.RefundNo, audit.Detail{
+			"from": model.RefundManual.String(), "to": model.RefundProcessing.String(),
+			"order_no": r.OrderNo, "amount_cents": r.AmountCents, "refund_no": no,
+		}); err != nil {
+			return err
+		}
 		return tx.InsertOutboxLater(ctx, row)
 	})
 	if err != nil {
@@ -103,14 +110,15 @@ func (s *Service) Resolve(ctx context.Context, refundNo, note string) error {
 	if r.Status != model.RefundManual {
 		return ErrNotManual
 	}
-	why := "operator resolved"
+	why, detail := "operator resolved", audit.Detail{}
 	if note = strings.TrimSpace(note); note != "" {
+		detail["reason"] = note
 		if n := []rune(note); len(n) > maxNote { // events.reason is VARCHAR(64)
 			note = string(n[:maxNote-1]) + "…"
 		}
 		why += ": " + note
 	}
-	return s.complete(ctx, r, model.RefundManual, why, s.log.With(zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo)))
+	return s.complete(ctx, r, model.RefundManual, why, detail, s.log.With(zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo)))
 }
 
 // List pages refunds for operators.

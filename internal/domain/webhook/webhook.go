@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/audit"
 	"orderflow/internal/infra/clock"
 	"orderflow/model"
 
@@ -111,9 +112,13 @@ func (s *Service) Retry(ctx context.Context, eventID string) (View, error) {
 // false means it moved on (delivered, or re-queued by someone else).
 func (s *Service) Requeue(ctx context.Context, w *model.Webhook) (bool, error) {
 	var ok bool
+	now := s.Clock.Now()
 	err := s.Store.InTx(ctx, func(tx *model.Store) (err error) {
-		ok, err = tx.RequeueWebhookLater(ctx, w, s.Clock.Now())
-		return err
+		if ok, err = tx.RequeueWebhookLater(ctx, w, now); err != nil || !ok {
+			return err
+		}
+		// An operator's retry is audited; the sweep's re-queue (no operator) is not.
+		return audit.Record(ctx, tx, now, audit.WebhookRetry, w.EventID, audit.Detail{"type": w.Type, "gen": w.TaskGen + 1, "attempts": w.Attempts})
 	})
 	if err != nil {
 		return false, fmt.Errorf("requeue webhook %s: %w", w.EventID, err)

@@ -1,0 +1,79 @@
+// Package audit writes the audit trail of the admin actions: who did what
+// to which object, in the transaction of the action's effect.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"orderflow/internal/domain/apperr"
+	"orderflow/internal/infra/operators"
+	"orderflow/model"
+)
+
+// Actions, as the trail names them.
+const (
+	OrderRetry    = "order_retry"
+	OrderRefund   = "order_refund"
+	RefundRetry   = "refund_retry"
+	RefundResolve = "refund_resolve"
+	GroupRetry    = "group_retry"
+	WebhookRetry  = "webhook_retry"
+	UserCreate    = "user_create"
+	ProductCreate = "product_create"
+	CardsAdd      = "cards_add"
+)
+
+// UserObject and ProductObject name a user and a product in the trail
+// (orders, refunds and groups go by their numbers).
+func UserObject(id int64) string { return "user:" + strconv.FormatInt(id, 10) }
+
+// ProductObject is a product's name in the trail; see UserObject.
+func ProductObject(id int64) string { return "product:" + strconv.FormatInt(id, 10) }
+
+// Detail is what an action changed (from/to status, amount, a new
+// number…) and the operator's reason when the request carried one.
+type Detail map[string]any
+
+// Record writes the entry of action on object in tx, the transaction of
+// the action's effect; call it only after the conditional move that made
+// the effect, so an action that changed nothing (or rolled back) leaves no
+// entry. The actor is the operator the request was admitted as. A call
+// with no operator in ctx is the system's own (a sweep's re-queue, a
+// provider's callback) and is not an admin action: it writes nothing.
+func Record(ctx context.Context, tx *model.Store, at time.Time, action, object string, detail Detail) error {
+	op, ok := operators.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	if detail == nil {
+		detail = Detail{}
+	}
+	body, err := json.Marshal(detail)
+	if err != nil {
+		return fmt.Errorf("audit %s of %s: %w", action, object, err)
+	}
+	return tx.InsertAuditLater(ctx, model.AuditEntry{At: at, Actor: op.Name, Action: action, Object: object, Detail: body})
+}
+
+// ErrBadObject refuses a trail query without an object, or with one
+// longer than any order, refund or group number.
+var ErrBadObject = apperr.New(apperr.Invalid, "invalid_object", "object must be an order, refund or group number of 1..64 characters")
+
+// Trail reads the audit trail for operators.
+type Trail struct{ Store *model.Store }
+
+// For is object's trail, oldest first (at most model.AuditPage entries).
+func (t *Trail) For(ctx context.Context, object string) ([]model.AuditEntry, error) {
+	if object == "" || len(object) > 64 {
+		return nil, ErrBadObject
+	}
+	out, err := t.Store.AuditFor(ctx, object)
+	if err != nil {
+		return nil, fmt.Errorf("audit trail of %s: %w", object, err)
+	}
+	return out, nil
+}
