@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"orderflow/internal/domain/account"
-	"orderflow/internal/domain/audit"
 	"orderflow/internal/domain/backlog"
 	"orderflow/internal/domain/catalog"
 	"orderflow/internal/domain/group"
@@ -13,6 +12,7 @@ import (
 	"orderflow/internal/domain/payment"
 	"orderflow/internal/domain/reconcile"
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/domain/trail"
 	"orderflow/internal/domain/webhook"
 	"orderflow/internal/infra/metrics"
 	"orderflow/internal/infra/notify"
@@ -49,7 +49,7 @@ type UseCases struct {
 	Payments *payment.Notifications
 	Webhooks *webhook.Service
 	// Audit reads the admin actions' trail (the actions write it themselves).
-	Audit *audit.Trail
+	Audit *trail.Trail
 }
 
 // NewUseCases builds every use-case service on the context's dependencies.
@@ -95,7 +95,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		Payments: &payment.Notifications{Orders: orders, Refunds: refunds, Log: s.Log},
 		Sweeper:  sweeper,
 		Webhooks: webhooks,
-		Audit:    &audit.Trail{Store: s.Store},
+		Audit:    &trail.Trail{Store: s.Store},
 		Backlog:  &backlog.Service{Store: s.Store, Redis: s.Redis, Clock: s.Clock},
 		Groups:   groups,
 		Notifier: &notify.Deliverer{Store: s.Store, URL: c.NotifyURL, Secret: c.PaySecret,

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"orderflow/internal/domain/apperr"
-	"orderflow/internal/domain/audit"
+	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/ttlcache"
 	"orderflow/model"
@@ -58,7 +58,7 @@ func (s *Service) Create(ctx context.Context, name string, balanceCents int64) (
 		if err := tx.InsertUser(ctx, u); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, u.CreatedAt, audit.UserCreate, audit.UserObject(u.ID), audit.Detail{"name": name, "balance_cents": balanceCents})
+		return trail.Record(ctx, tx, u.CreatedAt, trail.UserCreate, trail.UserObject(u.ID), trail.Detail{"name": name, "balance_cents": balanceCents})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create user: %w", err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"orderflow/internal/domain/apperr"
-	"orderflow/internal/domain/audit"
+	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/stock"
 	"orderflow/model"
@@ -66,7 +66,7 @@ func (s *Service) CreateProduct(ctx context.Context, np NewProduct) (int64, erro
 		if err := tx.InsertProduct(ctx, p); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, p.CreatedAt, audit.ProductCreate, audit.ProductObject(p.ID), audit.Detail{
+		return trail.Record(ctx, tx, p.CreatedAt, trail.ProductCreate, trail.ProductObject(p.ID), trail.Detail{
 			"sku": p.SKU, "kind": string(p.Kind), "price_cents": p.PriceCents,
 		})
 	})
@@ -132,7 +132,7 @@ func (s *Service) AddCards(ctx context.Context, productID int64, codes []string)
 		if err := tx.InsertCards(ctx, productID, codes, now); err != nil {
 			return err
 		}
-		return audit.Record(ctx, tx, now, audit.CardsAdd, audit.ProductObject(productID), audit.Detail{"added": len(codes)})
+		return trail.Record(ctx, tx, now, trail.CardsAdd, trail.ProductObject(productID), trail.Detail{"added": len(codes)})
 	})
 	if err != nil {
 		if model.IsDuplicate(err) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"orderflow/internal/domain/audit"
+	"orderflow/internal/domain/trail"
 	"orderflow/model"
 
 	"go.uber.org/zap"
@@ -27,7 +27,7 @@ func (s *Service) Retry(ctx context.Context, groupNo string) error {
 		if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1, model.GroupFailed); err != nil || !ok {
 			return err
 		}
-		if err := audit.Record(ctx, tx, now, audit.GroupRetry, g.GroupNo, audit.Detail{"status": g.Status.String(), "gen": g.SettleGen + 1}); err != nil {
+		if err := trail.Record(ctx, tx, now, trail.GroupRetry, g.GroupNo, trail.Detail{"status": g.Status.String(), "gen": g.SettleGen + 1}); err != nil {
 			return err
 		}
 		return tx.InsertOutboxLater(ctx, row)

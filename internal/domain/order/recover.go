@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"orderflow/internal/domain/audit"
+	"orderflow/internal/domain/trail"
 	"orderflow/model"
 
 	"go.uber.org/zap"
@@ -91,7 +91,7 @@ func (s *Service) Retry(ctx context.Context, orderNo string) error {
 		if err != nil || !moved {
 			return err
 		}
-		if err := audit.Record(ctx, tx, now, audit.OrderRetry, o.OrderNo, audit.Detail{
+		if err := trail.Record(ctx, tx, now, trail.OrderRetry, o.OrderNo, trail.Detail{
 			"from": model.OrderFailed.String(), "to": model.OrderPaid.String(),
 		}); err != nil {
 			return err

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"orderflow/internal/domain/apperr"
-	"orderflow/internal/domain/audit"
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/domain/trail"
 	"orderflow/model"
 
 	"go.uber.org/zap"
@@ -58,7 +58,7 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 		if err := releaseStock(ctx, tx, o, model.FlowRefundRestore, now); err != nil {
 			return err
 		}
-		if err := audit.Record(ctx, tx, now, audit.OrderRefund, o.OrderNo, refundDetail(o, provider, free)); err != nil {
+		if err := trail.Record(ctx, tx, now, trail.OrderRefund, o.OrderNo, refundDetail(o, provider, free)); err != nil {
 			return err
 		}
 		if free {
@@ -90,11 +90,11 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 
 // refundDetail is the audit detail of an operator refund: where the order
 // went, the amount returned and the refund that returns it.
-func refundDetail(o *model.Order, provider string, free bool) audit.Detail {
+func refundDetail(o *model.Order, provider string, free bool) trail.Detail {
 	if free {
-		return audit.Detail{"from": model.OrderFailed.String(), "to": model.OrderRefunded.String(), "amount_cents": int64(0)}
+		return trail.Detail{"from": model.OrderFailed.String(), "to": model.OrderRefunded.String(), "amount_cents": int64(0)}
 	}
-	return audit.Detail{
+	return trail.Detail{
 		"from": model.OrderFailed.String(), "to": model.OrderRefunding.String(),
 		"amount_cents": o.AmountCents, "refund_no": refund.NumberAt(provider, o.OrderNo, *o.TradeNo),
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"orderflow/internal/domain/audit"
+	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/pay"
 	"orderflow/model"
@@ -126,7 +126,7 @@ func (s *Service) note(r *model.Refund, providerStatus, lastErr string) model.Pr
 
 // complete moves a refund to succeeded and, when it was the order's last
 // unfinished refund, the order refunding→refunded (finishOrderLocked).
-func (s *Service) complete(ctx context.Context, r *model.Refund, from model.RefundStatus, why string, resolved audit.Detail, log *zap.Logger) error {
+func (s *Service) complete(ctx context.Context, r *model.Refund, from model.RefundStatus, why string, resolved trail.Detail, log *zap.Logger) error {
 	now := s.clock.Now()
 	var moved, orderDone bool
 	err := s.store.InTx(context.WithoutCancel(ctx), func(tx *model.Store) (err error) {
@@ -144,7 +144,7 @@ func (s *Service) complete(ctx context.Context, r *model.Refund, from model.Refu
 		if resolved != nil {
 			resolved["from"], resolved["to"] = from.String(), model.RefundSucceeded.String()
 			resolved["order_no"], resolved["amount_cents"] = r.OrderNo, r.AmountCents
-			if err := audit.Record(ctx, tx, now, audit.RefundResolve, r.RefundNo, resolved); err != nil {
+			if err := trail.Record(ctx, tx, now, trail.RefundResolve, r.RefundNo, resolved); err != nil {
 				return err
 			}
 		}

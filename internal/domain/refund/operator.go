@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"orderflow/internal/domain/audit"
+	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/pay"
 	"orderflow/model"
 
@@ -78,7 +78,7 @@ func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
 		if err != nil || !moved {
 			return err
 		}
-		if err := audit.Record(ctx, tx, now, audit.RefundRetry, r.RefundNo, audit.Detail{
+		if err := trail.Record(ctx, tx, now, trail.RefundRetry, r.RefundNo, trail.Detail{
 			"from": model.RefundManual.String(), "to": model.RefundProcessing.String(),
 			"order_no": r.OrderNo, "amount_cents": r.AmountCents, "refund_no": no,
 		}); err != nil {
@@ -110,7 +110,7 @@ func (s *Service) Resolve(ctx context.Context, refundNo, note string) error {
 	if r.Status != model.RefundManual {
 		return ErrNotManual
 	}
-	why, detail := "operator resolved", audit.Detail{}
+	why, detail := "operator resolved", trail.Detail{}
 	if note = strings.TrimSpace(note); note != "" {
 		detail["reason"] = note
 		if n := []rune(note); len(n) > maxNote { // events.reason is VARCHAR(64)

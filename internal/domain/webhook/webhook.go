@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"orderflow/internal/domain/apperr"
-	"orderflow/internal/domain/audit"
+	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/clock"
 	"orderflow/model"
 
@@ -118,7 +118,7 @@ func (s *Service) Requeue(ctx context.Context, w *model.Webhook) (bool, error) {
 			return err
 		}
 		// An operator's retry is audited; the sweep's re-queue (no operator) is not.
-		return audit.Record(ctx, tx, now, audit.WebhookRetry, w.EventID, audit.Detail{"type": w.Type, "gen": w.TaskGen + 1, "attempts": w.Attempts})
+		return trail.Record(ctx, tx, now, trail.WebhookRetry, w.EventID, trail.Detail{"type": w.Type, "gen": w.TaskGen + 1, "attempts": w.Attempts})
 	})
 	if err != nil {
 		return false, fmt.Errorf("requeue webhook %s: %w", w.EventID, err)

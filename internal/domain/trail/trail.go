@@ -1,6 +1,6 @@
-// Package audit writes the audit trail of the admin actions: who did what
+// Package trail writes the audit trail of the admin actions: who did what
 // to which object, in the transaction of the action's effect.
-package audit
+package trail
 
 import (
 	"context"
