@@ -18,7 +18,27 @@ import (
 // repairs the counter (the one-order way), while every other order of the
 // batch is closed once, with one event and one restore flow, its keys
 // recycled and its counter right.
+//
+// Whether the worker takes the piled-up tasks together depends on the box:
+// on a loaded one it may take them one at a time. Then the whole scenario
+// runs again on a fresh stack, at most three times; every other check holds
+// on each attempt.
 func TestBatchCloseRestoreFailureIsRunAgain(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		if batchCloseRestoreFailure(t) {
+			return
+		}
+		if attempt == 3 {
+			t.Fatalf("in %d attempts no two orders closed at the same instant: the batch path was never exercised", attempt)
+		}
+		t.Logf("attempt %d: the worker took the closes one at a time (a loaded box); again on a fresh stack", attempt)
+	}
+}
+
+// batchCloseRestoreFailure runs the scenario once and reports whether the
+// closes went as a batch (at least two orders closed at the same instant).
+func batchCloseRestoreFailure(t *testing.T) (batched bool) {
+	t.Helper()
 	const n = 12
 	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) { c.OrderTTL = svc.Duration(time.Second) }})
 	t.Cleanup(failpoint.Reset)
@@ -44,9 +64,7 @@ func TestBatchCloseRestoreFailureIsRunAgain(t *testing.T) {
 		s.WaitStatus(t, o.OrderNo, model.OrderClosed, 15*time.Second)
 	}
 	waitCountersMatch(t, s, 15*time.Second, pid)
-	if n := s.Count(t, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM orders WHERE product_id = ? GROUP BY closed_at) AS b`, pid); n < 2 {
-		t.Errorf("at most %d orders closed at the same instant, want a batch of ≥ 2 (the batch path was not exercised)", n)
-	}
+	batched = s.Count(t, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM orders WHERE product_id = ? GROUP BY closed_at) AS b`, pid) >= 2
 	events, flows := orderEvents(t, s), flowsByOrder(t, s)
 	for _, o := range orders {
 		if p := path(events[o.OrderNo]); p != "-→pending,pending→closed" {
@@ -60,4 +78,5 @@ func TestBatchCloseRestoreFailureIsRunAgain(t *testing.T) {
 	if got := s.Count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'LOCKED'`, pid); got != 0 {
 		t.Errorf("%d card keys still LOCKED, want 0", got)
 	}
+	return batched
 }
