@@ -61,8 +61,7 @@ func (h *Handler) monitoring(rdb redis.UniversalClient, prometheusURL string) ht
 // own call does; a Bearer header is never attached by a browser on its
 // own, so only a foreign origin refuses it.
 func crossSiteChange(r *http.Request, browserKept bool) bool {
-	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	if operators.Reads(r.Method) {
 		return false
 	}
 	src := sameorigin.Of(r)

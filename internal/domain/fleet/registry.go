@@ -13,13 +13,12 @@ package fleet
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strconv"
 	"time"
-
-	"crypto/rand"
-	"encoding/hex"
 
 	"github.com/redis/go-redis/v9"
 )

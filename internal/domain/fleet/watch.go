@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/idlepoll"
 	"orderflow/internal/infra/metrics"
 
 	"github.com/redis/go-redis/v9"
@@ -177,6 +178,8 @@ func (w *Watcher) orphans(ctx context.Context, now time.Time) {
 		w.c.Log.Warn("fleet: re-queueing orphaned tasks failed", zap.Error(err))
 	}
 	if len(moved) > 0 {
+		// Tasks due now: idle workers wait for this word, not their next poll.
+		idlepoll.Announce(ctx, w.c.Redis)
 		w.c.Metrics.OrphanedTasks(len(moved))
 		w.c.Log.Warn("fleet: tasks of a lost worker put back in their queues", zap.Strings("task_ids", moved))
 	}

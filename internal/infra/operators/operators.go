@@ -36,10 +36,21 @@ var rank = map[Role]int{RoleViewer: 1, RoleOperator: 2, RoleAdmin: 3}
 // Covers reports whether r may do what needs the role need.
 func (r Role) Covers(need Role) bool { return rank[r] > 0 && rank[r] >= rank[need] }
 
-// NeedFor is the least role a request method needs: GET and HEAD read,
-// anything else acts. Routes that need Admin say so themselves.
+// Reads reports whether a request method only reads: GET, HEAD and
+// OPTIONS change nothing; every other method may. The role rule and the
+// cross-site check of the operator UIs both ask this.
+func Reads(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// NeedFor is the least role a request method needs: a read any role, a
+// change an operator. Routes that need Admin say so themselves.
 func NeedFor(method string) Role {
-	if method == http.MethodGet || method == http.MethodHead {
+	if Reads(method) {
 		return RoleViewer
 	}
 	return RoleOperator

@@ -105,7 +105,7 @@ func TestRoleRule(t *testing.T) {
 		{"POST", false, map[operators.Role]bool{operators.RoleOperator: true, operators.RoleAdmin: true}},
 		{"DELETE", false, map[operators.Role]bool{operators.RoleOperator: true, operators.RoleAdmin: true}},
 		{"PUT", false, map[operators.Role]bool{operators.RoleOperator: true, operators.RoleAdmin: true}},
-		{"OPTIONS", false, map[operators.Role]bool{operators.RoleOperator: true, operators.RoleAdmin: true}},
+		{"OPTIONS", false, map[operators.Role]bool{operators.RoleViewer: true, operators.RoleOperator: true, operators.RoleAdmin: true}},
 		{"POST", true, map[operators.Role]bool{operators.RoleAdmin: true}},
 		{"GET", true, map[operators.Role]bool{operators.RoleAdmin: true}},
 	} {
