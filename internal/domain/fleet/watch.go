@@ -160,7 +160,7 @@ func (w *Watcher) takeOver(ctx context.Context, worker string, now time.Time, wh
 	w.lostUntil = now.Add(orphanedAfter(w.c.Lease) + asynqHeartbeat + w.tick)
 	released, err := w.c.Claims.ReleaseClaimsOf(ctx, worker)
 	if err != nil {
-		log.Error("fleet: releasing a lost worker's claims failed; the next tick tries again", zap.Int("released", released), zap.Error(err))
+		log.Error("fleet: releasing a lost worker's claims failed; tried again once the takeover key expires (a lease)", zap.Int("released", released), zap.Error(err))
 		return
 	}
 	w.orphans(ctx, now)
