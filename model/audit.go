@@ -41,6 +41,20 @@ func (s *Store) InsertAuditLater(ctx context.Context, e AuditEntry) error {
 // AuditFor is an object's audit trail, oldest first, at most AuditPage
 // entries.
 func (s *Store) AuditFor(ctx context.Context, object string) ([]AuditEntry, error) {
+	return s.AuditForAll(ctx, []string{object})
+}
+
+// AuditForAll is the audit trail of several objects at once (an order
+// and its refunds, for its story: one read, not one per refund), oldest
+// first, at most AuditPage entries.
+func (s *Store) AuditForAll(ctx context.Context, objects []string) ([]AuditEntry, error) {
+	if len(objects) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, len(objects)+1)
+	for _, o := range objects {
+		args = append(args, o)
+	}
 	var rows []struct {
 		ID     int64
 		At     time.Time
@@ -49,7 +63,8 @@ func (s *Store) AuditFor(ctx context.Context, object string) ([]AuditEntry, erro
 		Object string
 		Detail string
 	}
-	err := s.all(ctx, &rows, `SELECT id, at, actor, action, object, detail FROM audit_entries WHERE object = ? ORDER BY id LIMIT ?`, object, AuditPage)
+	err := s.all(ctx, &rows, `SELECT id, at, actor, action, object, detail FROM audit_entries WHERE object IN (`+placeholders(len(objects))+`) ORDER BY id LIMIT ?`,
+		append(args, AuditPage)...)
 	if err != nil {
 		return nil, err
 	}

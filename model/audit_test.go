@@ -48,3 +48,31 @@ func TestAuditEntryRidesTheTransaction(t *testing.T) {
 		t.Errorf("audit trail (-want +got):\n%s", diff)
 	}
 }
+
+// An order's story reads the trail of the order and its refunds in one
+// query: every listed object's entries, oldest first, and no other's.
+func TestAuditForAllReadsSeveralObjectsOldestFirst(t *testing.T) {
+	b := setup(t)
+	o, other := b.order(t, model.OrderFailed), b.order(t, model.OrderFailed)
+	refundNo := "R" + o.OrderNo
+	for _, e := range []struct{ object, action string }{{o.OrderNo, "order_retry"}, {other.OrderNo, "order_retry"}, {refundNo, "refund_retry"}, {o.OrderNo, "order_refund"}} {
+		if err := b.store.InsertAuditLater(b.ctx, model.AuditEntry{At: b.now, Actor: "ann", Action: e.action, Object: e.object}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := b.store.AuditForAll(b.ctx, []string{o.OrderNo, refundNo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, e := range got {
+		seen = append(seen, e.Object+" "+e.Action)
+	}
+	want := []string{o.OrderNo + " order_retry", refundNo + " refund_retry", o.OrderNo + " order_refund"}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("trail of the order and its refund (-want +got):\n%s", diff)
+	}
+	if none, err := b.store.AuditForAll(b.ctx, nil); err != nil || len(none) != 0 {
+		t.Errorf("trail of no object: %v %v, want none", none, err)
+	}
+}

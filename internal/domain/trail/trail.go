@@ -25,6 +25,7 @@ const (
 	UserCreate    = "user_create"
 	ProductCreate = "product_create"
 	CardsAdd      = "cards_add"
+	CardsReveal   = "cards_reveal"
 )
 
 // UserObject and ProductObject name a user and a product in the trail
@@ -74,6 +75,21 @@ func (t *Trail) For(ctx context.Context, object string) ([]model.AuditEntry, err
 	out, err := t.Store.AuditFor(ctx, object)
 	if err != nil {
 		return nil, fmt.Errorf("audit trail of %s: %w", object, err)
+	}
+	return out, nil
+}
+
+// ForAll is the trail of several objects together (an order and its
+// refunds), oldest first, in one read (at most model.AuditPage entries).
+func (t *Trail) ForAll(ctx context.Context, objects ...string) ([]model.AuditEntry, error) {
+	for _, o := range objects {
+		if o == "" || len(o) > 64 {
+			return nil, ErrBadObject
+		}
+	}
+	out, err := t.Store.AuditForAll(ctx, objects)
+	if err != nil {
+		return nil, fmt.Errorf("audit trail of %v: %w", objects, err)
 	}
 	return out, nil
 }
