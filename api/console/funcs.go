@@ -7,10 +7,11 @@ import (
 )
 
 var funcs = template.FuncMap{
-	"money": money,
-	"age":   age,
-	"dur":   func(d time.Duration) string { return d.Round(time.Millisecond).String() },
-	"when":  when,
+	"money":  money,
+	"age":    age,
+	"dur":    func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"when":   when,
+	"detail": detail,
 	"whenp": func(t *time.Time) string {
 		if t == nil {
 			return "—"

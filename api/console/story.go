@@ -13,6 +13,7 @@ import (
 	"orderflow/internal/domain/group"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/infra/operators"
 	"orderflow/internal/infra/tasks"
 	"orderflow/model"
 
@@ -27,7 +28,9 @@ type storyView struct {
 	Group    *group.View
 	Refunds  []model.Refund
 	Timeline []model.Event
-	Tasks    []taskView
+	// Lines is the timeline with the audit trail's entries merged in.
+	Lines []storyLine
+	Tasks []taskView
 	// Revealed holds the card codes after a reveal; otherwise the page
 	// shows only how many there are.
 	Revealed []string
@@ -98,7 +101,11 @@ func (c *Console) lookup(ctx context.Context, no string, v *storyView) error {
 		}
 	}
 	sort.SliceStable(v.Timeline, func(i, j int) bool { return v.Timeline[i].ID < v.Timeline[j].ID })
-	return nil
+	objects := []string{s.OrderNo}
+	for _, rf := range v.Refunds {
+		objects = append(objects, rf.RefundNo)
+	}
+	return c.withTrail(ctx, v, objects...)
 }
 
 func (c *Console) groupStory(ctx context.Context, no string, v *storyView) error {
@@ -114,7 +121,7 @@ func (c *Console) groupStory(ctx context.Context, no string, v *storyView) error
 	if !g.Settled {
 		v.Tasks = append(v.Tasks, c.task(tasks.TypeGroupSettle, tasks.QueueDefault, no, g.SettleGen))
 	}
-	return nil
+	return c.withTrail(ctx, v, no)
 }
 
 // task asks asynq's inspector about the task of a type, number and
@@ -138,7 +145,8 @@ func (c *Console) task(typ, queue, no string, gen int) taskView {
 // codes are in this response only: never in a URL, never cached.
 func (c *Console) reveal(w http.ResponseWriter, r *http.Request) {
 	no := r.PathValue("no")
-	codes, err := c.uc.Orders.RevealCards(r.Context(), no, "the console")
+	op, _ := operators.FromContext(r.Context()) // act admitted an operator
+	codes, err := c.uc.Orders.RevealCards(r.Context(), no, op.Name+" in the console")
 	if c.failed(w, r, err) {
 		return
 	}

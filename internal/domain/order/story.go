@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"orderflow/internal/domain/trail"
 	"orderflow/model"
 
 	"go.uber.org/zap"
@@ -52,8 +53,17 @@ func (s *Service) RevealCards(ctx context.Context, orderNo, who string) ([]strin
 	if len(codes) == 0 {
 		return nil, nil
 	}
-	note := fmt.Sprintf("card codes revealed to %s", who)
-	if err := s.store.InsertNote(ctx, "order", o.OrderNo, o.Status.String(), note, s.clock.Now()); err != nil {
+	// The look is a note in the order's history and, when an operator
+	// asked, an entry in the audit trail: a sensitive read is signed like
+	// an action.
+	note, now := fmt.Sprintf("card codes revealed to %s", who), s.clock.Now()
+	err = s.store.InTx(ctx, func(tx *model.Store) error {
+		if err := tx.InsertNote(ctx, "order", o.OrderNo, o.Status.String(), note, now); err != nil {
+			return err
+		}
+		return trail.Record(ctx, tx, now, trail.CardsReveal, o.OrderNo, trail.Detail{"codes": len(codes)})
+	})
+	if err != nil {
 		return nil, fmt.Errorf("order %s reveal note: %w", orderNo, err)
 	}
 	s.log.Info("card codes revealed", zap.String("order_no", orderNo), zap.String("to", who), zap.Int("codes", len(codes)))
