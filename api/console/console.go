@@ -144,7 +144,10 @@ type view struct {
 	CSRF     string
 	Flash    string
 	Operator operators.Operator // who is logged in (empty on the login page)
-	Data     any
+	// CanAct shows the action forms: a viewer's page has none (and the
+	// server refuses a viewer's post anyway).
+	CanAct bool
+	Data   any
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
@@ -153,6 +156,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 		v.CSRF = c.sessions.csrf(sess.value)
 		v.Flash = takeFlash(w, r)
 		v.Operator = sess.op
+		v.CanAct = sess.op.Role.Covers(operators.NeedFor(http.MethodPost))
 	}
 	var buf bytes.Buffer
 	if err := c.pages[page].Execute(&buf, v); err != nil {

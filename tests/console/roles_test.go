@@ -37,8 +37,18 @@ func TestConsoleByRole(t *testing.T) {
 			t.Errorf("GET %s as viewer: %d, want 200", p, a.status)
 		}
 	}
+	// The viewer's pages carry no action form: the log-out is her one post.
+	for _, p := range []string{"/console/", "/console/story?no=" + orderNo} {
+		a := vera.do(t, "GET", p, nil)
+		if n := strings.Count(a.body, `<form method="post"`); n != 1 || !strings.Contains(a.body, `action="/console/logout"`) {
+			t.Errorf("GET %s as viewer shows %d post forms, want the log-out alone", p, n)
+		}
+	}
+	// Every console action (the role is checked before the number is
+	// looked up, so any number will do for the refund and group routes).
 	csrf := vera.csrf(t)
-	for _, action := range []string{"/console/orders/" + orderNo + "/retry", "/console/orders/" + orderNo + "/refund", "/console/orders/" + orderNo + "/reveal"} {
+	for _, action := range []string{"/console/orders/" + orderNo + "/retry", "/console/orders/" + orderNo + "/refund", "/console/orders/" + orderNo + "/reveal",
+		"/console/refunds/R-none/retry", "/console/refunds/R-none/resolve", "/console/groups/G-none/retry"} {
 		if a := vera.do(t, "POST", action, url.Values{"csrf": {csrf}}, "Origin", s.APIURL); a.status != http.StatusForbidden || !strings.Contains(a.body, "forbidden") {
 			t.Errorf("POST %s as viewer: %d %.200q, want 403 forbidden", action, a.status, a.body)
 		}
@@ -56,6 +66,19 @@ func TestConsoleByRole(t *testing.T) {
 		t.Fatalf("retry as operator: %d %.200q, want 303", a.status, a.body)
 	}
 	s.WaitStatus(t, orderNo, model.OrderFinished, 30*time.Second)
+
+	// The retry is in the order's story, signed by otto, for the viewer
+	// too; and in the audit trail the API reads.
+	if a := vera.do(t, "GET", "/console/story?no="+orderNo, nil); !strings.Contains(a.body, `<b class="actor">otto</b>: <span class="action">order_retry</span>`) {
+		t.Errorf("the story does not show otto's retry inline:\n%s", a.body)
+	}
+	var trail struct {
+		Entries []struct{ Actor, Action string }
+	}
+	if st := (&testenv.Client{Base: s.APIURL, Token: viewer}).Do(t, "GET", "/api/v1/admin/audit?object="+orderNo, nil, &trail); st != http.StatusOK ||
+		len(trail.Entries) != 1 || trail.Entries[0].Actor != "otto" || trail.Entries[0].Action != "order_retry" {
+		t.Errorf("audit of %s read by the viewer: %d %+v, want otto's order_retry alone", orderNo, st, trail.Entries)
+	}
 
 	if a := vera.do(t, "POST", "/console/logout", url.Values{"csrf": {csrf}}); a.status != http.StatusSeeOther {
 		t.Errorf("logout as viewer: %d, want 303", a.status)
