@@ -37,9 +37,9 @@ type Needs struct {
 	// OpenDisputes wait for evidence or the bank's decision (by
 	// evidence_due_by at the provider); newest first.
 	OpenDisputes  []model.Dispute
-	OutboxBacklog  int64
-	OutboxAge      time.Duration
-	Sweep          *metrics.SweepPass // nil before the first pass is recorded
+	OutboxBacklog int64
+	OutboxAge     time.Duration
+	Sweep         *metrics.SweepPass // nil before the first pass is recorded
 }
 
 // Needs reads what needs a hand.
