@@ -41,7 +41,7 @@ func TestStripeDisputes(t *testing.T) {
 	t.Cleanup(f.Close)
 	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	t.Cleanup(shop.Close)
-	a := startProviderShop(t, fakeProvider{name: pay.NameStripe}, func(c *svc.Config) {
+	a := startProviderShop(t, fakeProvider{name: pay.NameStripe, tradeNo: f.IntentID}, func(c *svc.Config) {
 		c.StripeSecretKey, c.StripeWebhookSecret, c.StripeAPIURL = f.SecretKey, f.WebhookSecret, f.URL
 		c.WebhookURL, c.WebhookSecret = shop.URL, "shop-webhook-secret"
 	}, func(api string) { f.SetWebhookURL(api + "/api/v1/payments/stripe/webhook") })
