@@ -18,12 +18,17 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// The dispute record on a real ledger, one update after another: what each
-// update leaves in the row, how many rows, shop webhooks and admin alerts
-// there are. The cases run in order; each builds on the one before.
+// The dispute record on a real ledger (MariaDB, and the dev mode's SQLite),
+// one update after another: what each update leaves in the row, how many
+// rows, shop webhooks and admin alerts there are. The cases run in order;
+// each builds on the one before.
 func TestApply(t *testing.T) {
 	t.Parallel()
-	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) {
+	testenv.EachBackend(t, testApply)
+}
+
+func testApply(t *testing.T, backend testenv.Backend) {
+	s := testenv.Start(t, testenv.Options{Backend: backend, NoWorker: true, Configure: func(c *svc.Config) {
 		// Webhooks on, so a new dispute writes its order.disputed row;
 		// nothing delivers it (no worker).
 		c.WebhookURL, c.WebhookSecret = "http://127.0.0.1:1/hook", "secret"
