@@ -83,7 +83,7 @@ func TestStripeDisputes(t *testing.T) {
 		t.Fatalf("after created: disputes %+v, want one needs_response fraudulent of %d cents, unflagged, with a due date", got, o.AmountCents)
 	}
 	due := got[0].EvidenceDueBy.UTC().Format("2006-01-02 15:04 UTC")
-	if page := console(t); !strings.Contains(page, `id="disputes"`) || !strings.Contains(page, o.OrderNo) || !strings.Contains(page, due) {
+	if page := console(t, ""); !strings.Contains(page, `id="disputes"`) || !strings.Contains(page, o.OrderNo) || !strings.Contains(page, due) {
 		t.Errorf("needs a hand does not list dispute %s of order %s due %s", id, o.OrderNo, due)
 	}
 
@@ -99,8 +99,11 @@ func TestStripeDisputes(t *testing.T) {
 	if got := disputes(t, o.OrderNo); len(got) != 1 || got[0].Status != "lost" {
 		t.Fatalf("after closed lost and a late update: disputes %+v, want one lost", got)
 	}
-	if page := console(t); strings.Contains(page, id) {
+	if page := console(t, ""); strings.Contains(page, id) {
 		t.Errorf("needs a hand still lists dispute %s once it is lost", id)
+	}
+	if page := console(t, "story?no="+o.OrderNo); !strings.Contains(page, `id="order-disputes"`) || !strings.Contains(page, id) {
+		t.Errorf("the order story does not show dispute %s", id)
 	}
 	if n := a.s.Count(t, `SELECT lost_cents FROM disputes WHERE dispute_id = ?`, id); n != o.AmountCents {
 		t.Errorf("lost dispute records %d cents taken back, want %d", n, o.AmountCents)
@@ -128,7 +131,7 @@ func TestStripeDisputes(t *testing.T) {
 	if n := a.s.Count(t, `SELECT COUNT(*) FROM notifications WHERE kind = 'dispute_opened' AND message LIKE ?`, "%"+id2+"%already_refunded%"); n != 1 {
 		t.Errorf("%d dispute_opened alerts naming the already_refunded flag, want 1", n)
 	}
-	if page := console(t); !strings.Contains(page, id2) || !strings.Contains(page, "already_refunded") {
+	if page := console(t, ""); !strings.Contains(page, id2) || !strings.Contains(page, "already_refunded") {
 		t.Errorf("needs a hand does not show dispute %s flagged already_refunded", id2)
 	}
 
@@ -159,8 +162,8 @@ func auditMoney(ctx context.Context, t *testing.T, s *testenv.Stack) {
 }
 
 // loginConsole logs in to the operator console with the admin token and
-// returns a reader of its needs-a-hand page.
-func loginConsole(t *testing.T, s *testenv.Stack) func(t *testing.T) string {
+// returns a reader of its pages ("" is needs-a-hand).
+func loginConsole(t *testing.T, s *testenv.Stack) func(t *testing.T, page string) string {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.PostForm(s.APIURL+"/console/login", url.Values{"token": {s.Config.AdminToken}})
@@ -171,16 +174,16 @@ func loginConsole(t *testing.T, s *testenv.Stack) func(t *testing.T) string {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("console login: status %d", resp.StatusCode)
 	}
-	return func(t *testing.T) string {
+	return func(t *testing.T, page string) string {
 		t.Helper()
-		resp, err := c.Get(s.APIURL + "/console/")
+		resp, err := c.Get(s.APIURL + "/console/" + page)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 200 {
-			t.Fatalf("needs a hand: status %d", resp.StatusCode)
+			t.Fatalf("console /%s: status %d", page, resp.StatusCode)
 		}
 		return string(b)
 	}
