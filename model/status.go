@@ -72,6 +72,8 @@ type (
 	RefundStatus string
 	// CardStatus is a card key's state.
 	CardStatus string
+	// DisputeStatus is a dispute's state as its provider names it (Stripe's).
+	DisputeStatus string
 )
 
 // Group-buy, refund and card-key statuses.
@@ -89,6 +91,15 @@ const (
 	CardLocked   CardStatus = "LOCKED"
 	CardSold     CardStatus = "SOLD"
 	CardRecycled CardStatus = "RECYCLED"
+
+	DisputeWarningNeedsResponse DisputeStatus = "warning_needs_response"
+	DisputeWarningUnderReview   DisputeStatus = "warning_under_review"
+	DisputeWarningClosed        DisputeStatus = "warning_closed"
+	DisputeNeedsResponse        DisputeStatus = "needs_response"
+	DisputeUnderReview          DisputeStatus = "under_review"
+	DisputeWon                  DisputeStatus = "won"
+	DisputeLost                 DisputeStatus = "lost"
+	DisputePrevented            DisputeStatus = "prevented"
 )
 
 // String returns the status as stored.
@@ -99,6 +110,9 @@ func (s RefundStatus) String() string { return string(s) }
 
 // String returns the status as stored.
 func (s CardStatus) String() string { return string(s) }
+
+// String returns the status as stored.
+func (s DisputeStatus) String() string { return string(s) }
 
 // FlowKind is what a stock_flows row records; the numbers are stored in
 // flow_type and name the stock counter's restore markers, so they never change.

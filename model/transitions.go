@@ -68,10 +68,33 @@ var CardMachine = newMachine("card_key", CardUnsold,
 	Edge[CardStatus]{CardLocked, CardRecycled}, // the order closed unpaid, or failed and was refunded
 )
 
+// DisputeMachine is the dispute table (internal/domain/dispute): the
+// provider moves a dispute, orderflow only records it, forward only, so an
+// older event arriving late never reopens a closed one. A dispute is
+// recorded in the status its first event carries (an inquiry starts at
+// warning_needs_response); needs_response is where a chargeback starts.
+var DisputeMachine = newMachine("dispute", DisputeNeedsResponse,
+	[]DisputeStatus{DisputeWarningNeedsResponse, DisputeWarningUnderReview, DisputeWarningClosed,
+		DisputeNeedsResponse, DisputeUnderReview, DisputeWon, DisputeLost, DisputePrevented},
+	[]DisputeStatus{DisputeWarningClosed, DisputeWon, DisputeLost, DisputePrevented},
+	Edge[DisputeStatus]{DisputeWarningNeedsResponse, DisputeWarningUnderReview}, // evidence sent for an inquiry
+	Edge[DisputeStatus]{DisputeWarningNeedsResponse, DisputeWarningClosed},      // the inquiry closed
+	Edge[DisputeStatus]{DisputeWarningNeedsResponse, DisputeNeedsResponse},      // the inquiry became a chargeback
+	Edge[DisputeStatus]{DisputeWarningNeedsResponse, DisputePrevented},          // the network prevented it
+	Edge[DisputeStatus]{DisputeWarningUnderReview, DisputeWarningClosed},        // the inquiry closed
+	Edge[DisputeStatus]{DisputeWarningUnderReview, DisputeNeedsResponse},        // the inquiry became a chargeback
+	Edge[DisputeStatus]{DisputeNeedsResponse, DisputeUnderReview},               // evidence sent
+	Edge[DisputeStatus]{DisputeNeedsResponse, DisputeWon},                       // the bank withdrew it
+	Edge[DisputeStatus]{DisputeNeedsResponse, DisputeLost},                      // accepted, or no evidence by the due date
+	Edge[DisputeStatus]{DisputeNeedsResponse, DisputePrevented},                 // the network prevented it
+	Edge[DisputeStatus]{DisputeUnderReview, DisputeWon},                         // the bank decided for us
+	Edge[DisputeStatus]{DisputeUnderReview, DisputeLost},                        // the bank decided for the buyer
+)
+
 // Tables lists every machine in names, for the readers of the event history
 // (internal/audit) and of the diagrams.
 func Tables() []Table {
-	return []Table{OrderMachine.Table(), GroupMachine.Table(), RefundMachine.Table(), CardMachine.Table()}
+	return []Table{OrderMachine.Table(), GroupMachine.Table(), RefundMachine.Table(), CardMachine.Table(), DisputeMachine.Table()}
 }
 
 // Status is what every machine's statuses share: comparable values with the
@@ -163,7 +186,7 @@ func (m *Machine[S]) Table() Table {
 // and docs/state-machines.md draws them, for readers that hold names rather
 // than typed statuses.
 type Table struct {
-	Object   string // the object type events name ("order", "group", "refund", "card_key")
+	Object   string // the object type events name ("order", "group", "refund", "card_key", "dispute")
 	Initial  string
 	Statuses []string
 	Terminal []string

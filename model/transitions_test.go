@@ -92,6 +92,17 @@ func TestTransitionTables(t *testing.T) {
 			Terminal: []string{"SOLD"},
 			Allowed:  []string{"UNSOLD→LOCKED", "LOCKED→SOLD", "LOCKED→RECYCLED", "RECYCLED→LOCKED"},
 		}},
+		{"dispute", func(t *testing.T) machineView { return viewOf(t, model.DisputeMachine) }, machineView{
+			Initial:  "needs_response",
+			Terminal: []string{"warning_closed", "won", "lost", "prevented"},
+			Allowed: []string{
+				"warning_needs_response→warning_under_review", "warning_needs_response→warning_closed",
+				"warning_needs_response→needs_response", "warning_needs_response→prevented",
+				"warning_under_review→warning_closed", "warning_under_review→needs_response",
+				"needs_response→under_review", "needs_response→won", "needs_response→lost", "needs_response→prevented",
+				"under_review→won", "under_review→lost",
+			},
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +154,8 @@ func TestTablesSpellStatusesAsStored(t *testing.T) {
 		"group":    {"OPEN", "CLOSED", "SETTLED", "FAILED"},
 		"refund":   {"processing", "succeeded", "manual"},
 		"card_key": {"UNSOLD", "LOCKED", "SOLD", "RECYCLED"},
+		"dispute": {"warning_needs_response", "warning_under_review", "warning_closed",
+			"needs_response", "under_review", "won", "lost", "prevented"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("statuses by machine (-want +got):\n%s", diff)

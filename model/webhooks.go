@@ -77,10 +77,14 @@ func WebhookEventFor(object, from, to string) string {
 	return webhookEvents[[3]string{object, from, to}]
 }
 
-// WebhookEventTypes lists every event type a move can cause.
+// WebhookDisputed is the event a new dispute sends (InsertDispute): no
+// status move of ours causes it, so it is not in webhookEvents.
+const WebhookDisputed = "order.disputed"
+
+// WebhookEventTypes lists every event type the ledger can send.
 func WebhookEventTypes() []string {
 	seen := map[string]bool{}
-	var out []string
+	out := []string{WebhookDisputed}
 	for _, t := range webhookEvents {
 		if !seen[t] {
 			seen[t] = true
@@ -110,6 +114,16 @@ func (s *Store) webhookForMoveLater(ctx context.Context, object, from, to string
 		return nil
 	}
 	data["status"], data["previous_status"] = to, from
+	return s.webhookLater(ctx, typ, at, data)
+}
+
+// webhookLater writes one event of type typ with its delivery task, in the
+// caller's transaction (if webhooks are on): the move functions' path, and
+// the events no status move causes (a new dispute's order.disputed).
+func (s *Store) webhookLater(ctx context.Context, typ string, at time.Time, data map[string]any) error {
+	if s.hooks == nil {
+		return nil
+	}
 	id, err := newEventID()
 	if err != nil {
 		return err

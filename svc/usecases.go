@@ -7,6 +7,7 @@ import (
 	"orderflow/internal/domain/account"
 	"orderflow/internal/domain/backlog"
 	"orderflow/internal/domain/catalog"
+	"orderflow/internal/domain/dispute"
 	"orderflow/internal/domain/group"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/payment"
@@ -92,7 +93,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	}
 	return &UseCases{
 		Pay:      s.Pay,
-		Payments: &payment.Notifications{Orders: orders, Refunds: refunds, Log: s.Log},
+		Payments: &payment.Notifications{Orders: orders, Refunds: refunds, Disputes: dispute.New(s.Store, s.Clock, s.Log), Log: s.Log},
 		Sweeper:  sweeper,
 		Webhooks: webhooks,
 		Audit:    &trail.Trail{Store: s.Store},

@@ -28,6 +28,7 @@ type needsView struct {
 	FailedGroups  []row
 	Notifications []row
 	Held          []row
+	Disputes      []disputeRow
 	OutboxBacklog int64
 	OutboxAge     time.Duration
 	Sweep         *metrics.SweepPass
@@ -36,6 +37,14 @@ type needsView struct {
 	// sends at once after commit; its poller within seconds), or the last
 	// sweep pass started more than three intervals ago.
 	OutboxBehind, SweepBehind bool
+}
+
+// disputeRow is an open dispute: Row's Reason is the provider's reason
+// and the flag, DueBy when its evidence must reach the provider.
+type disputeRow struct {
+	row
+	DueBy *time.Time
+	Flag  string
 }
 
 // needs is the console's home: everything the system cannot finish alone.
@@ -76,6 +85,11 @@ func (c *Console) needsView(ctx context.Context) (*needsView, error) {
 	for _, h := range n.Held {
 		v.Held = append(v.Held, row{No: h.OrderNo, Age: c.since(h.CreatedAt),
 			Reason: "trade " + h.TradeNo + " already pays order " + h.PaidOrderNo, Detail: money(h.AmountCents)})
+	}
+	for _, d := range n.OpenDisputes {
+		v.Disputes = append(v.Disputes, disputeRow{DueBy: d.EvidenceDueBy, Flag: d.Flag,
+			row: row{No: d.OrderNo, Age: c.since(d.CreatedAt), Reason: d.Reason,
+				Detail: fmt.Sprintf("%s %s, %s, %s", d.Provider, d.DisputeID, money(d.AmountCents), d.Status)}})
 	}
 	v.OutboxBehind = v.OutboxAge > time.Minute
 	if v.Sweep != nil {

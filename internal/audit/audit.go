@@ -89,7 +89,7 @@ const (
 var Rules = []string{
 	RuleOrderSettled, RuleCardKeyOwner, RuleCardOrderKeys, RuleOrderEffect, RuleWalletBalance,
 	RulePaymentOutcome, RuleProviderRefund, RuleEventMoves, RuleEventHistory, RuleStockFlow,
-	RuleStockCounter, RulePendingSlots, RuleGroupSettlement, RuleOutboxDrained,
+	RuleStockCounter, RulePendingSlots, RuleGroupSettlement, RuleOutboxDrained, RuleDisputeMoney,
 }
 
 // maxExamples bounds the examples kept per rule; the count is always exact.
@@ -246,6 +246,7 @@ var ruleChecks = map[string]ruleCheck{
 	RulePendingSlots:    ledgerOnly((*auditor).pendingSlots),
 	RuleGroupSettlement: ledgerOnly((*auditor).groupSettlement),
 	RuleOutboxDrained:   ledgerOnly((*auditor).outboxDrained),
+	RuleDisputeMoney:    ledgerOnly((*auditor).disputeMoney),
 }
 
 // ledgerOnly adapts a check that reads nothing but the loaded ledger.

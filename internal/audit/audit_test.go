@@ -12,6 +12,7 @@ import (
 
 	"orderflow/internal/audit"
 	"orderflow/internal/domain/refund"
+	paydto "orderflow/internal/infra/pay"
 	"orderflow/internal/infra/stock"
 	"orderflow/internal/testenv"
 	"orderflow/model"
@@ -75,8 +76,9 @@ func buildHealthy(t *testing.T) *healthy {
 	rech := buyerC.CreateOrder(t, rechProduct, 2)
 	lim := buyerC.CreateOrder(t, limProduct, 1)
 	h.cardOrder, h.subOrder, h.rechargeOrder = card.OrderNo, sub.OrderNo, rech.OrderNo
+	trades := map[string]string{}
 	for _, o := range []testenv.OrderView{card, sub, rech, lim} {
-		pay(o.OrderNo, o.AmountCents, "")
+		trades[o.OrderNo] = pay(o.OrderNo, o.AmountCents, "")
 	}
 	for _, o := range []testenv.OrderView{card, sub, rech, lim} {
 		s.WaitStatus(t, o.OrderNo, model.OrderFinished, 15*time.Second)
@@ -85,6 +87,15 @@ func buildHealthy(t *testing.T) *healthy {
 	// An operator's look at the codes: a note in the history, no move.
 	if codes, err := s.UC.Orders.RevealCards(ctx, card.OrderNo, "the audit test"); err != nil || len(codes) != 2 {
 		t.Fatalf("reveal %s: %v, %v", card.OrderNo, codes, err)
+	}
+
+	// A chargeback on the card order, opened and lost: the money taken back.
+	for _, status := range []string{"needs_response", "lost"} {
+		if err := s.UC.Payments.Disputes.Apply(ctx, paydto.NamePaysim, &paydto.DisputeUpdate{
+			ID: "du_audit", TradeNo: trades[card.OrderNo], Status: status, Reason: "fraudulent", AmountCents: card.AmountCents,
+		}); err != nil {
+			t.Fatalf("dispute %s: %v", status, err)
+		}
 	}
 
 	closed := buyerC.CreateOrder(t, h.cardProduct, 1)
@@ -256,6 +267,10 @@ func TestAudit(t *testing.T) {
 			q("UPDATE group_participants SET charged_at = UTC_TIMESTAMP(3) WHERE group_id = (SELECT id FROM `groups` WHERE group_no = %s)", h.failedGroup)}},
 		{name: "group left OPEN past its deadline", rule: audit.RuleGroupSettlement, sql: []string{
 			q("UPDATE `groups` SET status = 'OPEN', updated_at = UTC_TIMESTAMP(3) - INTERVAL 1 HOUR WHERE group_no = %s", h.failedGroup)}},
+		{name: "lost dispute without the money taken back", rule: audit.RuleDisputeMoney, sql: []string{
+			`UPDATE disputes SET lost_cents = 0 WHERE dispute_id = 'du_audit'`}},
+		{name: "dispute on a trade never paid", rule: audit.RuleDisputeMoney, sql: []string{
+			`UPDATE disputes SET trade_no = 'Tplanted' WHERE dispute_id = 'du_audit'`}},
 		{name: "outbox row never relayed", rule: audit.RuleOutboxDrained, sql: []string{
 			`INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES ('order:close:Oplanted:1', 'order:close', '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)`}},
 	}

@@ -148,6 +148,7 @@ type ledger struct {
 	groups        []*group
 	participants  map[int64][]participant // group ID → members
 	outbox        []outboxRow
+	disputes      []dispute
 }
 
 // load reads every table the rules need. It runs in one REPEATABLE READ
@@ -231,6 +232,10 @@ func load(ctx context.Context, db *sql.DB) (*ledger, error) {
 			l.participants[p.GroupID] = append(l.participants[p.GroupID], p)
 			return err
 		}},
+		{`SELECT dispute_id, trade_no, order_id, order_no, status, amount_cents, lost_cents, flag, closed_at IS NOT NULL FROM disputes ORDER BY id`,
+			appendTo(&l.disputes, func(d *dispute) []any {
+				return []any{&d.DisputeID, &d.TradeNo, &d.OrderID, &d.OrderNo, &d.Status, &d.AmountCents, &d.LostCents, &d.Flag, &d.Closed}
+			})},
 		{`SELECT task_id, created_at FROM outbox ORDER BY id`,
 			appendTo(&l.outbox, func(o *outboxRow) []any { return []any{&o.TaskID, &o.CreatedAt} })},
 	}

@@ -34,9 +34,12 @@ type Needs struct {
 	FailedGroups   []model.Group
 	FailingNotices []model.Notification
 	Held           []model.HeldPayment
-	OutboxBacklog  int64
-	OutboxAge      time.Duration
-	Sweep          *metrics.SweepPass // nil before the first pass is recorded
+	// OpenDisputes wait for evidence or the bank's decision (by
+	// evidence_due_by at the provider); newest first.
+	OpenDisputes  []model.Dispute
+	OutboxBacklog int64
+	OutboxAge     time.Duration
+	Sweep         *metrics.SweepPass // nil before the first pass is recorded
 }
 
 // Needs reads what needs a hand.
@@ -63,6 +66,9 @@ func (s *Service) Needs(ctx context.Context, limit int) (*Needs, error) {
 	}
 	if n.Held, err = s.Store.LatestHeldPayments(ctx, limit); err != nil {
 		return nil, fmt.Errorf("backlog: held payments: %w", err)
+	}
+	if n.OpenDisputes, err = s.Store.OpenDisputesLatest(ctx, limit); err != nil {
+		return nil, fmt.Errorf("backlog: open disputes: %w", err)
 	}
 	if n.OutboxBacklog, n.OutboxAge, err = s.Store.OutboxBacklog(ctx, s.Clock.Now()); err != nil {
 		return nil, fmt.Errorf("backlog: outbox: %w", err)

@@ -61,7 +61,8 @@ func (s *Service) storeView(ctx context.Context, o *model.Order, v *View) {
 }
 
 // viewCurrent reports whether the ledger still says what v shows: the same
-// status and update time, and the same refunds in the same statuses. Its
+// status and update time, and the same refunds and disputes in the same
+// statuses. Its
 // reads are causal (model.Store.Causal): on Galera the node this API reads
 // may not have applied a move another node committed, and deleted the keys
 // for, before our SET; an ordinary read would then keep the stale entry for
@@ -80,6 +81,15 @@ func (s *Service) viewCurrent(ctx context.Context, o *model.Order, v *View) bool
 	}
 	for i, r := range refunds {
 		if r.RefundNo != v.Refunds[i].RefundNo || r.Status != v.Refunds[i].Status {
+			return false
+		}
+	}
+	disputes, err := ledger.DisputesForOrder(ctx, o.ID)
+	if err != nil || len(disputes) != len(v.Disputes) {
+		return false
+	}
+	for i, d := range disputes {
+		if d.DisputeID != v.Disputes[i].DisputeID || d.Status != v.Disputes[i].Status {
 			return false
 		}
 	}

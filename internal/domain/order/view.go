@@ -19,11 +19,13 @@ type View struct {
 	TradeNo     *string      `json:"trade_no"`
 	Cards       []string     `json:"cards"`
 	Refunds     []RefundView `json:"refunds"`
-	CreatedAt   time.Time    `json:"created_at"`
-	ExpireAt    time.Time    `json:"expire_at"`
-	PaidAt      *time.Time   `json:"paid_at"`
-	FinishedAt  *time.Time   `json:"finished_at"`
-	ClosedAt    *time.Time   `json:"closed_at"`
+	// Disputes are the card disputes (chargebacks) on its payments.
+	Disputes   []DisputeView `json:"disputes"`
+	CreatedAt  time.Time     `json:"created_at"`
+	ExpireAt   time.Time     `json:"expire_at"`
+	PaidAt     *time.Time    `json:"paid_at"`
+	FinishedAt *time.Time    `json:"finished_at"`
+	ClosedAt   *time.Time    `json:"closed_at"`
 }
 
 // RefundView is one refund of an order.
@@ -31,6 +33,17 @@ type RefundView struct {
 	RefundNo    string             `json:"refund_no"`
 	Status      model.RefundStatus `json:"status"`
 	AmountCents int64              `json:"amount_cents"`
+}
+
+// DisputeView is one dispute of an order, as its provider last reported
+// it; Flag is not_delivered, already_refunded or "".
+type DisputeView struct {
+	DisputeID     string              `json:"dispute_id"`
+	Status        model.DisputeStatus `json:"status"`
+	Reason        string              `json:"reason"`
+	AmountCents   int64               `json:"amount_cents"`
+	Flag          string              `json:"flag"`
+	EvidenceDueBy *time.Time          `json:"evidence_due_by"`
 }
 
 // AdminView is an order with its event history, for operators.
@@ -137,6 +150,14 @@ func (s *Service) view(ctx context.Context, o *model.Order) (*View, error) {
 	for _, r := range refunds {
 		v.Refunds = append(v.Refunds, RefundView{RefundNo: r.RefundNo, Status: r.Status, AmountCents: r.AmountCents})
 	}
+	disputes, err := s.store.DisputesForOrder(ctx, o.ID)
+	if err != nil {
+		return nil, fmt.Errorf("order %s disputes: %w", o.OrderNo, err)
+	}
+	for _, d := range disputes {
+		v.Disputes = append(v.Disputes, DisputeView{DisputeID: d.DisputeID, Status: d.Status, Reason: d.Reason,
+			AmountCents: d.AmountCents, Flag: d.Flag, EvidenceDueBy: d.EvidenceDueBy})
+	}
 	if o.Kind == model.KindCard && o.Status == model.OrderFinished {
 		codes, err := s.store.SoldCodes(ctx, o.ID)
 		if err != nil {
@@ -151,7 +172,7 @@ func baseView(o *model.Order) View {
 	return View{
 		OrderNo: o.OrderNo, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity,
 		AmountCents: o.AmountCents, Status: o.Status.String(), TradeNo: o.TradeNo,
-		Cards: []string{}, Refunds: []RefundView{},
+		Cards: []string{}, Refunds: []RefundView{}, Disputes: []DisputeView{},
 		CreatedAt: o.CreatedAt, ExpireAt: o.ExpireAt, PaidAt: o.PaidAt, FinishedAt: o.FinishedAt, ClosedAt: o.ClosedAt,
 	}
 }

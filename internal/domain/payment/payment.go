@@ -1,6 +1,7 @@
 // Package payment applies a provider's verified notification: a payment
 // goes down the one payment path (order.Service.Pay), a refund update down
-// the refund confirmation path (refund.Service.CallbackFrom). Every provider's
+// the refund confirmation path (refund.Service.CallbackFrom), a dispute to
+// the dispute record (dispute.Service.Apply). Every provider's
 // notification endpoint calls it, whatever its wire format.
 package payment
 
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"orderflow/internal/domain/dispute"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"
@@ -20,9 +22,10 @@ import (
 
 // Notifications applies verified notifications.
 type Notifications struct {
-	Orders  *order.Service
-	Refunds *refund.Service
-	Log     *zap.Logger
+	Orders   *order.Service
+	Refunds  *refund.Service
+	Disputes *dispute.Service
+	Log      *zap.Logger
 }
 
 // ErrUnusable is a verified notification orderflow cannot record (a field
@@ -49,6 +52,8 @@ func (n *Notifications) Notified(ctx context.Context, p pay.Provider, r *http.Re
 		_, err = n.Orders.Pay(ctx, order.Payment{Provider: p.Name(), OrderNo: pd.OrderNo, TradeNo: pd.TradeNo, AmountCents: pd.AmountCents})
 	case ev.Refund != nil:
 		err = n.Refunds.CallbackFrom(ctx, p.Name(), ev.Refund.RefundNo, ev.Refund.Status)
+	case ev.Dispute != nil:
+		err = n.Disputes.Apply(ctx, p.Name(), ev.Dispute)
 	}
 	if err != nil {
 		n.Log.Warn("provider notification not recorded", zap.String("provider", p.Name()), zap.Error(err))

@@ -65,11 +65,25 @@ type RefundUpdate struct {
 	Status   string // Refund*
 }
 
-// Event is one verified notification: a payment, a refund update, or
-// neither (an event type the product ignores, acknowledged all the same).
+// DisputeUpdate is a verified dispute (chargeback) status: the dispute as
+// the provider holds it now, whichever of its events carried it.
+type DisputeUpdate struct {
+	ID            string // the provider's dispute id
+	TradeNo       string // the disputed payment, as Paid.TradeNo names it
+	Status        string // the provider's status (model.DisputeStatus names)
+	Reason        string
+	AmountCents   int64
+	EvidenceDueBy time.Time // zero when the provider gave none
+	Created       time.Time
+}
+
+// Event is one verified notification: a payment, a refund update, a
+// dispute, or none (an event type the product ignores, acknowledged all
+// the same).
 type Event struct {
-	Paid   *Paid
-	Refund *RefundUpdate
+	Paid    *Paid
+	Refund  *RefundUpdate
+	Dispute *DisputeUpdate
 }
 
 // RefundRequest returns a trade's money; RefundNo is the provider's

@@ -3,7 +3,8 @@
 // found again): the form-encoded API with JSON objects as Stripe returns
 // them for PaymentIntents (create, retrieve, search by metadata) and refunds
 // (create, retrieve, list by payment_intent), Bearer-key auth, idempotency on
-// Idempotency-Key, and webhooks signed like Stripe (t=…,v1=… HMAC-SHA256,
+// Idempotency-Key, disputes opened, updated and closed by the test
+// (disputes.go), and webhooks signed like Stripe (t=…,v1=… HMAC-SHA256,
 // by stripe-go's webhook.GenerateTestSignedPayload). Switches drop webhooks,
 // make the refund call time out after it was recorded, and spoil webhooks.
 package stripe
@@ -44,6 +45,7 @@ type Fake struct {
 	refunds    map[string]*refund    // by id
 	idem       map[string]idemAnswer // by Idempotency-Key
 	sends      map[string]int        // refund creations received, by Idempotency-Key
+	disputes   map[string]*dispute   // by id
 }
 
 type intent struct {
@@ -78,6 +80,7 @@ func New() *Fake {
 		refunds:       map[string]*refund{},
 		idem:          map[string]idemAnswer{},
 		sends:         map[string]int{},
+		disputes:      map[string]*dispute{},
 	}
 	f.srv = httptest.NewServer(f.routes())
 	f.URL = f.srv.URL

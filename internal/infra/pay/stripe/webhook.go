@@ -14,8 +14,9 @@ import (
 // Parse checks Stripe-Signature (HMAC-SHA256 under the endpoint's secret,
 // timestamp within the SDK's tolerance) before it reads anything, then
 // builds the event with webhook.ConstructEvent. payment_intent.succeeded
-// pays; refund.created/updated/failed carry a refund's status; any other
-// type is acknowledged and ignored.
+// pays; refund.created/updated/failed carry a refund's status;
+// charge.dispute.created/updated/closed a dispute's (disputes.go); any
+// other type is acknowledged and ignored.
 func (p *Provider) Parse(r *http.Request, body []byte) (*pay.Event, error) {
 	header := r.Header.Get("Stripe-Signature")
 	if err := webhook.ValidatePayload(body, header, p.cfg.WebhookSecret); err != nil {
@@ -53,6 +54,13 @@ func (p *Provider) Parse(r *http.Request, body []byte) (*pay.Event, error) {
 		}
 		return &pay.Event{Refund: &pay.RefundUpdate{RefundNo: no, Status: refundStatus(rf.Status)}}, nil
 	default:
+		if disputeEvents[ev.Type] {
+			d, err := dispute(ev.ID, ev.Data.Raw)
+			if err != nil {
+				return nil, err
+			}
+			return &pay.Event{Dispute: d}, nil
+		}
 		return &pay.Event{}, nil
 	}
 }
