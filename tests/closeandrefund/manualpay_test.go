@@ -173,6 +173,10 @@ func TestManualPayments(t *testing.T) {
 		if !listed {
 			t.Errorf("needs a hand does not list refund %s", refundNo)
 		}
+		var e409 apiError
+		if st := bob.Do(t, "POST", "/api/v1/admin/refunds/"+refundNo+"/retry", nil, &e409); st != 409 || e409.Error.Code != "manual_payment" {
+			t.Errorf("retry of a manual payment's refund: status %d %+v, want 409 manual_payment", st, e409)
+		}
 		if st := bob.Do(t, "POST", "/api/v1/admin/refunds/"+refundNo+"/resolve", nil, nil); st != 200 {
 			t.Fatalf("resolve: status %d", st)
 		}
