@@ -49,11 +49,12 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 	var err error
 	for _, careful := range []bool{false, true} {
 		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-			if rec, err = s.record(ctx, tx, p, now, careful); err != nil || rec.result.Repeat {
+			if rec, err = s.record(ctx, tx, p, now, careful); err != nil || rec.result.Repeat || p.Provider != pay.NameManual {
 				return err
 			}
-			// An operator's confirmation is audited with its effect; a
-			// provider's notification has no operator and writes nothing.
+			// An operator's confirmation (ConfirmManual) is audited with its
+			// effect; a provider's payment is the system's own, whoever's
+			// request happened to find it.
 			return trail.Record(ctx, tx, now, trail.OrderPayment, p.OrderNo, paymentDetail(p, rec.result))
 		})
 		// The expected case met a trade already recorded or an order moved
