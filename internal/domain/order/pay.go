@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/tracing"
 	"orderflow/model"
@@ -23,6 +24,7 @@ type Payment struct {
 	OrderNo     string
 	TradeNo     string
 	AmountCents int64
+	Note        string // an operator's note on a payment they confirmed (ConfirmManual), for the audit trail
 }
 
 // PayResult says what a notification did.
@@ -47,8 +49,13 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 	var err error
 	for _, careful := range []bool{false, true} {
 		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-			rec, err = s.record(ctx, tx, p, now, careful)
-			return err
+			if rec, err = s.record(ctx, tx, p, now, careful); err != nil || rec.result.Repeat || p.Provider != pay.NameManual {
+				return err
+			}
+			// An operator's confirmation (ConfirmManual) is audited with its
+			// effect; a provider's payment is the system's own, whoever's
+			// request happened to find it.
+			return trail.Record(ctx, tx, now, trail.OrderPayment, p.OrderNo, paymentDetail(p, rec.result))
 		})
 		// The expected case met a trade already recorded or an order moved
 		// meanwhile: its transaction rolled back; look again, carefully.

@@ -10,12 +10,12 @@ import (
 	"go.uber.org/zap"
 )
 
-// Story is an order as the operator console tells it: the admin view, its
-// payments, and the task generations that name the task holding it now.
+// Story is an order as the operator console tells it: the admin view (its
+// payments among it), and the task generations that name the task holding
+// it now.
 type Story struct {
 	*AdminView
 	Kind     model.ProductKind
-	Payments []model.Payment
 	CloseGen int
 }
 
@@ -30,12 +30,8 @@ func (s *Service) Story(ctx context.Context, orderNo string) (*Story, error) {
 	if err != nil {
 		return nil, err
 	}
-	pays, err := s.store.PaymentsForOrder(ctx, o.ID)
-	if err != nil {
-		return nil, fmt.Errorf("order %s payments: %w", orderNo, err)
-	}
 	av.Cards = make([]string, len(av.Cards))
-	return &Story{AdminView: av, Kind: o.Kind, Payments: pays, CloseGen: o.CloseGen}, nil
+	return &Story{AdminView: av, Kind: o.Kind, CloseGen: o.CloseGen}, nil
 }
 
 // RevealCards returns the codes sold to an order for an operator who asked

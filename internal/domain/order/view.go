@@ -55,6 +55,18 @@ type AdminView struct {
 	// HeldPayments are payments notified for this order whose trade already
 	// pays another order: held for an operator, never delivered.
 	HeldPayments []HeldPaymentView `json:"held_payments"`
+	// Payments are the payments recorded for this order and what each did
+	// (model.Payment*): provider manual is one an operator confirmed.
+	Payments []PaymentView `json:"payments"`
+}
+
+// PaymentView is one payment recorded for an order.
+type PaymentView struct {
+	Provider    string    `json:"provider"`
+	TradeNo     string    `json:"trade_no"`
+	AmountCents int64     `json:"amount_cents"`
+	Disposition string    `json:"disposition"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // HeldPaymentView is one payment held against an order.
@@ -116,9 +128,16 @@ func (s *Service) adminView(ctx context.Context, o *model.Order) (*AdminView, er
 	if err != nil {
 		return nil, fmt.Errorf("order %s held payments: %w", orderNo, err)
 	}
-	av := &AdminView{View: *v, Attempts: o.Attempts, ActivateGen: o.ActivateGen, Events: events, HeldPayments: []HeldPaymentView{}}
+	pays, err := s.store.PaymentsForOrder(ctx, o.ID)
+	if err != nil {
+		return nil, fmt.Errorf("order %s payments: %w", orderNo, err)
+	}
+	av := &AdminView{View: *v, Attempts: o.Attempts, ActivateGen: o.ActivateGen, Events: events, HeldPayments: []HeldPaymentView{}, Payments: []PaymentView{}}
 	for _, h := range held {
 		av.HeldPayments = append(av.HeldPayments, HeldPaymentView{TradeNo: h.TradeNo, AmountCents: h.AmountCents, PaidOrderNo: h.PaidOrderNo, CreatedAt: h.CreatedAt})
+	}
+	for _, p := range pays {
+		av.Payments = append(av.Payments, PaymentView{Provider: p.Provider, TradeNo: p.TradeNo, AmountCents: p.AmountCents, Disposition: p.Disposition, CreatedAt: p.CreatedAt})
 	}
 	return av, nil
 }

@@ -30,6 +30,9 @@ func (s *Service) Execute(ctx context.Context, refundNo string, gen int) error {
 		log.Info("refund needs nothing from this task; skipping", zap.Stringer("status", r.Status), zap.Int("gen", gen))
 		return nil
 	}
+	if r.Provider == pay.NameManual {
+		return s.toManualSet(ctx, r, manualMoney, map[string]any{"provider_status": "", "last_error": manualMoney}, log)
+	}
 	p, err := s.provider(r)
 	if err != nil {
 		return err
@@ -204,14 +207,23 @@ func finishOrderLocked(ctx context.Context, tx *model.Store, orderID int64, orde
 	})
 }
 
+// manualMoney is why the refund of a manual payment (pay.NameManual) goes
+// to an operator on its first run: no provider took the money, so none can
+// return it, and nothing is sent anywhere.
+const manualMoney = "manual payment: return the money by hand, then resolve"
+
 // toManual hands a refund to an operator and alerts the admin, in one transaction.
 func (s *Service) toManual(ctx context.Context, r *model.Refund, why, providerStatus string, log *zap.Logger) error {
+	return s.toManualSet(ctx, r, why, map[string]any{"provider_status": providerStatus}, log)
+}
+
+// toManualSet is toManual writing the columns set with the move.
+func (s *Service) toManualSet(ctx context.Context, r *model.Refund, why string, set map[string]any, log *zap.Logger) error {
 	now := s.clock.Now()
 	var moved bool
 	err := s.store.InTx(context.WithoutCancel(ctx), func(tx *model.Store) (err error) {
 		moved, err = tx.MoveRefund(ctx, r, model.RefundMove{
-			From: model.RefundProcessing, To: model.RefundManual, Reason: truncate(why, 64), At: now,
-			Set: map[string]any{"provider_status": providerStatus},
+			From: model.RefundProcessing, To: model.RefundManual, Reason: truncate(why, 64), At: now, Set: set,
 		})
 		if err != nil || !moved {
 			return err

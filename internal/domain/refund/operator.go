@@ -57,6 +57,10 @@ func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
 	if r.Status != model.RefundManual {
 		return "", ErrNotManual
 	}
+	if r.Provider == pay.NameManual {
+		// A retry would only come straight back to manual: nothing can send it.
+		return "", ErrManualMoney
+	}
 	now := s.clock.Now()
 	noGen, no := r.NoGen, r.RefundNo
 	if r.ProviderStatus == pay.RefundFailed {

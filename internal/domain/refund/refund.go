@@ -56,6 +56,7 @@ func New(d Deps, s Settings) *Service {
 var (
 	ErrNotFound    = apperr.New(apperr.NotFound, "refund_not_found", "no such refund")
 	ErrNotManual   = apperr.New(apperr.Conflict, "invalid_status", "only a refund in manual can be retried or resolved")
+	ErrManualMoney = apperr.New(apperr.Conflict, "manual_payment", "this refund returns a manual payment, which no provider holds: return the money by hand, then resolve it")
 	ErrBadStatus   = apperr.New(apperr.Invalid, "invalid_status", "status must be succeeded, failed or processing")
 	errStillPaying = errors.New("provider still processing the refund; asking again later")
 )

@@ -18,6 +18,7 @@ import (
 const (
 	OrderRetry    = "order_retry"
 	OrderRefund   = "order_refund"
+	OrderPayment  = "order_payment"
 	RefundRetry   = "refund_retry"
 	RefundResolve = "refund_resolve"
 	GroupRetry    = "group_retry"

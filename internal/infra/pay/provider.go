@@ -17,6 +17,11 @@ const (
 	NameAlipay = "alipay"
 	NameWechat = "wechat"
 	NameStripe = "stripe"
+	// NameManual is money an operator saw arrive outside every provider (a
+	// bank transfer, a provider's dashboard) and confirmed by hand. It is
+	// never enabled in the Registry: no provider can be asked about it or
+	// return it, so its refunds go to an operator.
+	NameManual = "manual"
 )
 
 // Refund statuses a provider reports, the values refunds.provider_status holds.
