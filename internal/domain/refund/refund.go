@@ -94,8 +94,8 @@ func numberGen(base string, gen int) string {
 type Request struct {
 	Provider    string
 	TradeNo     string
-	AmountCents int64 // this refund
-	TradeCents  int64 // the whole payment (WeChat Pay asks for both); 0: AmountCents
+	AmountCents int64  // this refund
+	TradeCents  int64  // the whole payment (WeChat Pay asks for both); 0: AmountCents
 	Reason      string // model.RefundReason*
 	// Key is an operator's Idempotency-Key: the refund's number derives from
 	// (order, key) instead of (order, trade), so one trade can be refunded
