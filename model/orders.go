@@ -17,13 +17,16 @@ type Order struct {
 	Kind        ProductKind
 	Quantity    int
 	AmountCents int64
-	Status      OrderStatus
-	TradeNo     *string
-	ActivateGen int
-	CloseGen    int
-	Attempts    int
-	ClaimToken  *string
-	ClaimTaskID *string
+	// RefundedCents is what the order's own payment has returned or is
+	// returning (operator refunds); never more than AmountCents.
+	RefundedCents int64
+	Status        OrderStatus
+	TradeNo       *string
+	ActivateGen   int
+	CloseGen      int
+	Attempts      int
+	ClaimToken    *string
+	ClaimTaskID   *string
 	// ClaimedBy is the worker process holding the claim (its lease ID).
 	ClaimedBy  *string
 	ClaimedAt  *time.Time

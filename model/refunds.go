@@ -10,7 +10,9 @@ const (
 	RefundReasonLate      = "late"      // paid after the order closed
 	RefundReasonDuplicate = "duplicate" // a second trade for one order
 	RefundReasonMismatch  = "mismatch"  // wrong amount
-	RefundReasonOperator  = "operator"  // an operator refunded a failed order
+	// RefundReasonOperator: an operator returned the order's own payment,
+	// whole (a failed order) or in part; it counts in orders.refunded_cents.
+	RefundReasonOperator = "operator"
 )
 
 // Refund returns one payment's money.
@@ -24,7 +26,9 @@ type Refund struct {
 	Provider       string // the provider that took the money, and gives it back
 	TradeNo        string
 	AmountCents    int64
+	TradeCents     int64 // the whole payment this refund is part of; 0: AmountCents
 	Reason         string
+	Note           string // the operator's words (an operator refund's reason)
 	Status         RefundStatus
 	Attempts       int
 	TaskGen        int
@@ -35,13 +39,14 @@ type Refund struct {
 	SucceededAt    *time.Time
 }
 
-// InsertRefund records a refund once per (order, trade) and reports false
-// when it already exists. A new refund changes its order's view.
+// InsertRefund records a refund once per base number (deterministic from
+// what the refund is for) and reports false when it already exists. A new
+// refund changes its order's view.
 func (s *Store) InsertRefund(ctx context.Context, r *Refund) (bool, error) {
 	fresh, err := s.insertIgnoringDuplicate(ctx,
-		`INSERT INTO refunds (refund_no, base_no, no_gen, order_id, order_no, provider, trade_no, amount_cents, reason, status, created_at, updated_at)
-		 VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.RefundNo, r.BaseNo, r.OrderID, r.OrderNo, r.Provider, r.TradeNo, r.AmountCents, r.Reason, r.Status, r.CreatedAt, r.UpdatedAt)
+		`INSERT INTO refunds (refund_no, base_no, no_gen, order_id, order_no, provider, trade_no, amount_cents, trade_cents, reason, note, status, created_at, updated_at)
+		 VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.RefundNo, r.BaseNo, r.OrderID, r.OrderNo, r.Provider, r.TradeNo, r.AmountCents, r.TradeCents, r.Reason, r.Note, r.Status, r.CreatedAt, r.UpdatedAt)
 	if fresh {
 		s.staleAfterCommit(ctx, r.OrderID, r.OrderNo)
 	}
@@ -55,6 +60,27 @@ func (s *Store) RefundByNo(ctx context.Context, refundNo string) (*Refund, error
 		return nil, err
 	}
 	return &r, nil
+}
+
+// RefundByBaseNo loads a refund by the number it was opened under (its
+// refund_no until an operator's retry gave it another).
+func (s *Store) RefundByBaseNo(ctx context.Context, baseNo string) (*Refund, error) {
+	var r Refund
+	if err := s.first(ctx, &r, `SELECT * FROM refunds WHERE base_no = ?`, baseNo); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// AddRefunded counts amount against order id's payment, in the refund's
+// transaction: false, with nothing written, when the order's refunds would
+// then add up to more than it was paid. The condition is in the UPDATE, so
+// of two refunds at once the second re-reads the first's sum (InnoDB's
+// locking read; on Galera the certification conflict re-runs it) and fails.
+func (s *Store) AddRefunded(ctx context.Context, id, amount int64) (bool, error) {
+	n, err := s.exec(ctx, `UPDATE orders SET refunded_cents = refunded_cents + ? WHERE id = ? AND refunded_cents + ? <= amount_cents`,
+		amount, id, amount)
+	return n == 1, err
 }
 
 // RefundsForOrder lists an order's refunds.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"orderflow/internal/domain/order"
 	"orderflow/internal/infra/metrics"
 	"orderflow/model"
 )
@@ -44,6 +45,29 @@ func (h *Handler) refundOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"order_no": r.PathValue("order_no"), "status": status.String(), "refund_no": no})
+}
+
+type refundOrderBody struct {
+	AmountCents int64  `json:"amount_cents"`
+	Reason      string `json:"reason"`
+}
+
+// refundOrderPart is an operator's refund of any amount of a paid order.
+// The same Idempotency-Key again answers the same refund, 201 again.
+func (h *Handler) refundOrderPart(w http.ResponseWriter, r *http.Request) {
+	var b refundOrderBody
+	if h.failed(w, r, decode(r, &b)) {
+		return
+	}
+	key, err := idempotencyKey(r)
+	if h.failed(w, r, err) {
+		return
+	}
+	rf, err := h.uc.Orders.Refund(r.Context(), r.PathValue("order_no"), order.RefundRequest{AmountCents: b.AmountCents, Reason: b.Reason, Key: key})
+	if h.failed(w, r, err) {
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"refund_no": rf.RefundNo, "status": rf.Status, "amount_cents": rf.AmountCents})
 }
 
 type refundView struct {

@@ -97,6 +97,7 @@ func (h *Handler) adminRoutes(uc *svc.UseCases) []adminRoute {
 		byMethod("POST /api/v1/admin/orders/{order_no}/retry", retryByNo(h, "order_no", uc.Orders.Retry)),
 		byMethod("POST /api/v1/admin/orders/{order_no}/refund", h.refundOrder),
 		byMethod("POST /api/v1/admin/orders/{order_no}/payments", h.confirmPayment),
+		byMethod("POST /api/v1/admin/orders/{order_no}/refunds", h.refundOrderPart),
 		byMethod("GET /api/v1/admin/refunds", h.listRefunds),
 		byMethod("POST /api/v1/admin/refunds/{refund_no}/retry", h.retryRefund),
 		byMethod("POST /api/v1/admin/refunds/{refund_no}/resolve", h.resolveRefund),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"orderflow/internal/audit"
+	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/refund"
 	paydto "orderflow/internal/infra/pay"
 	"orderflow/internal/infra/stock"
@@ -26,7 +27,7 @@ type healthy struct {
 
 	buyerID       int64
 	cardProduct   int64
-	cardOrder     string // finished, quantity 2
+	cardOrder     string // finished, quantity 2, one key refunded by an operator
 	subOrder      string // finished subscription
 	rechargeOrder string // finished recharge, also paid by a second trade (refunded)
 	closedOrder   string // cancelled unpaid card order
@@ -84,6 +85,10 @@ func buildHealthy(t *testing.T) *healthy {
 		s.WaitStatus(t, o.OrderNo, model.OrderFinished, 15*time.Second)
 	}
 	pay(rech.OrderNo, rech.AmountCents, "") // a second trade: recorded and refunded
+	// One bad key of two: an operator returns half of the card order's payment.
+	if _, err := s.UC.Orders.Refund(ctx, card.OrderNo, order.RefundRequest{AmountCents: card.AmountCents / 2, Reason: "one bad key", Key: "audit-part"}); err != nil {
+		t.Fatalf("partial refund of %s: %v", card.OrderNo, err)
+	}
 	// An operator's look at the codes: a note in the history, no move.
 	if codes, err := s.UC.Orders.RevealCards(ctx, card.OrderNo, "the audit test"); err != nil || len(codes) != 2 {
 		t.Fatalf("reveal %s: %v, %v", card.OrderNo, codes, err)
@@ -136,7 +141,7 @@ func buildHealthy(t *testing.T) *healthy {
 
 	testenv.Eventually(t, 20*time.Second, "ledger at rest", func() (bool, error) {
 		return s.Count(t, `SELECT COUNT(*) FROM refunds WHERE status <> ?`, model.RefundSucceeded) == 0 &&
-			s.Count(t, `SELECT COUNT(*) FROM refunds`) == 2 &&
+			s.Count(t, `SELECT COUNT(*) FROM refunds`) == 3 &&
 			s.Count(t, `SELECT COUNT(*) FROM outbox`) == 0 &&
 			s.Count(t, `SELECT COUNT(*) FROM orders WHERE status NOT IN (3, 5, 8)`) == 0, nil
 	})
@@ -222,6 +227,11 @@ func TestAudit(t *testing.T) {
 			q(`INSERT INTO refunds (refund_no, base_no, order_id, order_no, trade_no, amount_cents, reason, status, created_at, updated_at)
 			   SELECT 'RFplanted', 'RFplanted', id, order_no, trade_no, amount_cents, 'duplicate', 'succeeded', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) FROM orders WHERE order_no = %s`, h.cardOrder),
 			`INSERT INTO events (object_type, object_no, from_status, to_status, reason, created_at) VALUES ('refund', 'RFplanted', '-', 'processing', 'planted', UTC_TIMESTAMP(3)), ('refund', 'RFplanted', 'processing', 'succeeded', 'planted', UTC_TIMESTAMP(3))`}},
+		{name: "operator refunds past the payment", rule: audit.RulePaymentOutcome, sql: []string{
+			q(`UPDATE refunds SET amount_cents = amount_cents * 3 WHERE order_no = %s AND reason = 'operator'`, h.cardOrder),
+			q(`UPDATE orders SET refunded_cents = refunded_cents * 3 WHERE order_no = %s`, h.cardOrder)}},
+		{name: "refunded_cents that its refunds do not add up to", rule: audit.RulePaymentOutcome, sql: []string{
+			q(`UPDATE orders SET refunded_cents = 0 WHERE order_no = %s`, h.cardOrder)}},
 		{name: "late payment neither delivered nor refunded", rule: audit.RulePaymentOutcome, sql: []string{
 			q(`DELETE FROM refunds WHERE order_no = %s`, h.lateOrder)}},
 		{name: "refund stuck in manual without an alert", rule: audit.RulePaymentOutcome, sql: []string{

@@ -34,18 +34,19 @@ func Open(dsn string) (*sql.DB, error) {
 }
 
 type order struct {
-	ID          int64
-	OrderNo     string
-	UserID      int64
-	ProductID   int64
-	Kind        string
-	Quantity    int
-	AmountCents int64
-	Status      model.OrderStatus
-	TradeNo     sql.NullString
-	ExpireAt    time.Time
-	UpdatedAt   time.Time
-	ClosedAt    sql.NullTime
+	ID            int64
+	OrderNo       string
+	UserID        int64
+	ProductID     int64
+	Kind          string
+	Quantity      int
+	AmountCents   int64
+	RefundedCents int64
+	Status        model.OrderStatus
+	TradeNo       sql.NullString
+	ExpireAt      time.Time
+	UpdatedAt     time.Time
+	ClosedAt      sql.NullTime
 }
 
 type product struct {
@@ -76,6 +77,7 @@ type refund struct {
 	OrderNo     string
 	TradeNo     string
 	AmountCents int64
+	Reason      string
 	Status      model.RefundStatus
 	UpdatedAt   time.Time
 }
@@ -173,10 +175,10 @@ func load(ctx context.Context, db *sql.DB) (*ledger, error) {
 		scan func(*sql.Rows) error
 	}
 	queries := []query{
-		{`SELECT id, order_no, user_id, product_id, kind, quantity, amount_cents, status, trade_no, expire_at, updated_at, closed_at FROM orders`,
+		{`SELECT id, order_no, user_id, product_id, kind, quantity, amount_cents, refunded_cents, status, trade_no, expire_at, updated_at, closed_at FROM orders`,
 			func(r *sql.Rows) error {
 				o := &order{}
-				err := r.Scan(&o.ID, &o.OrderNo, &o.UserID, &o.ProductID, &o.Kind, &o.Quantity, &o.AmountCents, &o.Status,
+				err := r.Scan(&o.ID, &o.OrderNo, &o.UserID, &o.ProductID, &o.Kind, &o.Quantity, &o.AmountCents, &o.RefundedCents, &o.Status,
 					&o.TradeNo, &o.ExpireAt, &o.UpdatedAt, &o.ClosedAt)
 				l.orders[o.ID], l.orderByNo[o.OrderNo] = o, o
 				return err
@@ -191,9 +193,9 @@ func load(ctx context.Context, db *sql.DB) (*ledger, error) {
 			appendTo(&l.keys, func(k *cardKey) []any { return []any{&k.ID, &k.ProductID, &k.Status, &k.OrderID} })},
 		{`SELECT trade_no, order_id, amount_cents, disposition FROM payments ORDER BY id`,
 			appendTo(&l.payments, func(p *payment) []any { return []any{&p.TradeNo, &p.OrderID, &p.AmountCents, &p.Disposition} })},
-		{`SELECT refund_no, base_no, order_id, order_no, trade_no, amount_cents, status, updated_at FROM refunds ORDER BY id`,
+		{`SELECT refund_no, base_no, order_id, order_no, trade_no, amount_cents, reason, status, updated_at FROM refunds ORDER BY id`,
 			appendTo(&l.refunds, func(x *refund) []any {
-				return []any{&x.RefundNo, &x.BaseNo, &x.OrderID, &x.OrderNo, &x.TradeNo, &x.AmountCents, &x.Status, &x.UpdatedAt}
+				return []any{&x.RefundNo, &x.BaseNo, &x.OrderID, &x.OrderNo, &x.TradeNo, &x.AmountCents, &x.Reason, &x.Status, &x.UpdatedAt}
 			})},
 		{`SELECT id, balance_cents, pending_orders FROM users`, func(r *sql.Rows) error {
 			u := &user{}

@@ -99,13 +99,17 @@ func (a *auditor) manualAlerted(r *refund) bool {
 	return false
 }
 
-// paymentOutcome: delivered xor refunded, for every trade.
+// paymentOutcome: delivered xor refunded, for every trade. An operator's
+// refunds of an order's own payment (reason operator, any number, in parts)
+// are money out of a delivered trade too: they add up to at most the trade,
+// and to the order's refunded_cents. Every other refund returns its whole
+// trade, which was never delivered.
 func (a *auditor) paymentOutcome(c *collector) {
-	refunds := map[orderTrade]*refund{}
+	refunds := map[orderTrade][]*refund{}
 	perOrder := map[int64][]*refund{}
 	for i := range a.l.refunds {
 		r := &a.l.refunds[i]
-		refunds[orderTrade{r.OrderID, r.TradeNo}] = r
+		refunds[orderTrade{r.OrderID, r.TradeNo}] = append(refunds[orderTrade{r.OrderID, r.TradeNo}], r)
 		perOrder[r.OrderID] = append(perOrder[r.OrderID], r)
 	}
 	paid := map[orderTrade]*payment{}
@@ -118,23 +122,7 @@ func (a *auditor) paymentOutcome(c *collector) {
 			c.violation("trade %s paid for unknown order id %d", p.TradeNo, p.OrderID)
 			continue
 		}
-		st := o.Status
-		r := refunds[orderTrade{o.ID, p.TradeNo}]
-		delivered := p.Disposition == model.PaymentApplied && st == model.OrderFinished &&
-			o.TradeNo.Valid && o.TradeNo.String == p.TradeNo && len(a.l.effects[o.ID]) > 0
-		refunded := r != nil && (r.Status == model.RefundSucceeded || r.Status == model.RefundManual && a.manualAlerted(r))
-		inFlight := (st == model.OrderPaid || st == model.OrderClaimed || st == model.OrderRefunding) && a.inFlightOK(o.UpdatedAt) ||
-			r != nil && r.Status == model.RefundProcessing && a.inFlightOK(r.UpdatedAt)
-		switch {
-		case delivered && refunded:
-			c.violation("trade %s of order %s was delivered AND refunded (refund %s %s)", p.TradeNo, o.OrderNo, r.RefundNo, r.Status)
-		case !delivered && !refunded && !inFlight:
-			c.violation("trade %s of order %s (%s, payment %s, %s) was neither delivered nor refunded", p.TradeNo, o.OrderNo,
-				st, p.Disposition, refundState(r))
-		}
-		if r != nil && r.AmountCents != p.AmountCents {
-			c.violation("refund %s returns %d cents of trade %s which paid %d", r.RefundNo, r.AmountCents, p.TradeNo, p.AmountCents)
-		}
+		a.tradeOutcome(c, o, p, refunds[orderTrade{o.ID, p.TradeNo}])
 	}
 	for i := range a.l.refunds {
 		r := &a.l.refunds[i]
@@ -144,10 +132,19 @@ func (a *auditor) paymentOutcome(c *collector) {
 	}
 	for _, id := range sortedKeys(a.l.orders) {
 		o := a.l.orders[id]
+		rs := perOrder[o.ID]
+		var ofPayment int64
+		for _, r := range rs {
+			if r.Reason == model.RefundReasonOperator {
+				ofPayment += r.AmountCents
+			}
+		}
+		if o.RefundedCents != ofPayment || o.RefundedCents > o.AmountCents {
+			c.violation("order %s: refunded_cents %d, its operator refunds add up to %d, it was paid %d", o.OrderNo, o.RefundedCents, ofPayment, o.AmountCents)
+		}
 		if o.Status != model.OrderRefunded {
 			continue
 		}
-		rs := perOrder[o.ID]
 		// A free order (amount 0, never paid) is refunded with no money to return.
 		free := o.AmountCents == 0 && !o.TradeNo.Valid
 		if len(rs) == 0 && !free {
@@ -158,6 +155,43 @@ func (a *auditor) paymentOutcome(c *collector) {
 				c.violation("order %s is refunded but its refund %s is %s", o.OrderNo, r.RefundNo, r.Status)
 			}
 		}
+	}
+}
+
+// tradeOutcome checks one trade of order o against its refunds rs.
+func (a *auditor) tradeOutcome(c *collector, o *order, p *payment, rs []*refund) {
+	st := o.Status
+	delivered := p.Disposition == model.PaymentApplied && st == model.OrderFinished &&
+		o.TradeNo.Valid && o.TradeNo.String == p.TradeNo && len(a.l.effects[o.ID]) > 0
+	var whole, done, out int64 // out: every refund, done: those at rest (money returned or with an operator)
+	var flying bool
+	var last *refund
+	for _, r := range rs {
+		last = r
+		out += r.AmountCents
+		switch {
+		case r.Status == model.RefundSucceeded || r.Status == model.RefundManual && a.manualAlerted(r):
+			done += r.AmountCents
+		case r.Status == model.RefundProcessing && a.inFlightOK(r.UpdatedAt):
+			flying = true
+		}
+		if r.Reason != model.RefundReasonOperator {
+			whole++
+			if r.AmountCents != p.AmountCents {
+				c.violation("refund %s returns %d cents of trade %s which paid %d", r.RefundNo, r.AmountCents, p.TradeNo, p.AmountCents)
+			}
+		}
+	}
+	refunded := len(rs) > 0 && done == p.AmountCents
+	inFlight := (st == model.OrderPaid || st == model.OrderClaimed || st == model.OrderRefunding) && a.inFlightOK(o.UpdatedAt) || flying
+	switch {
+	case out > p.AmountCents:
+		c.violation("trade %s of order %s paid %d cents and its refunds return %d", p.TradeNo, o.OrderNo, p.AmountCents, out)
+	case delivered && whole > 0:
+		c.violation("trade %s of order %s was delivered AND refunded (refund %s %s)", p.TradeNo, o.OrderNo, last.RefundNo, last.Status)
+	case !delivered && !refunded && !inFlight:
+		c.violation("trade %s of order %s (%s, payment %s, %s) was neither delivered nor refunded", p.TradeNo, o.OrderNo,
+			st, p.Disposition, refundState(last))
 	}
 }
 

@@ -21,6 +21,10 @@ func (s *Sim) recordPayment(n notification) {
 		s.payments = map[string]notification{}
 	}
 	s.payments[n.OrderNo] = n
+	if s.trades == nil {
+		s.trades = map[string]int64{}
+	}
+	s.trades[n.TradeNo] = n.AmountCents
 }
 
 // handleQueryPayment answers orderflow's payment query (the recovery of a

@@ -143,6 +143,11 @@ func (s *Sim) handleCreateRefund(w http.ResponseWriter, r *http.Request, body []
 			"out_request_no "+req.OutRequestNo+" was already used with a different trade, order or amount")
 		return
 	}
+	if st.Status == "" {
+		writeError(w, http.StatusBadRequest, "refund_exceeds_trade",
+			"the trade's refunds would add up to more than it paid")
+		return
+	}
 	writeJSON(w, http.StatusOK, st)
 }
 
@@ -177,6 +182,11 @@ func (s *Sim) applyRefund(req RefundRequest) (st RefundStatus, ok bool) {
 		}
 		return RefundStatus{OutRequestNo: req.OutRequestNo, Status: r.status}, true
 	}
+	if paid, known := s.trades[req.TradeNo]; known && s.refundedLocked(req.TradeNo)+req.AmountCents > paid {
+		// A trade is refunded in parts, never past what it paid: nothing
+		// is recorded, so the number stays free (Status "" tells the caller).
+		return RefundStatus{OutRequestNo: req.OutRequestNo}, true
+	}
 	r.req = req
 	if r.failArmed {
 		// The provider declined it: no money moved.
@@ -196,6 +206,18 @@ func (s *Sim) applyRefund(req RefundRequest) (st RefundStatus, ok bool) {
 		s.completeLater(req.OutRequestNo, s.knobs.CallbackDelay)
 	}
 	return RefundStatus{OutRequestNo: req.OutRequestNo, Status: r.status}, true
+}
+
+// refundedLocked is what the refunds of trade tradeNo returned or are
+// returning (every applied refund but a failed one). s.mu must be held.
+func (s *Sim) refundedLocked(tradeNo string) int64 {
+	var sum int64
+	for _, r := range s.refunds {
+		if r.status != "" && r.status != StatusFailed && r.req.TradeNo == tradeNo {
+			sum += r.req.AmountCents
+		}
+	}
+	return sum
 }
 
 // completeLater moves a processing refund to succeeded after d and sends the
@@ -252,4 +274,12 @@ func (s *Sim) handleQueryRefund(w http.ResponseWriter, r *http.Request, _ []byte
 func (s *Sim) hang(w http.ResponseWriter, r *http.Request, d time.Duration) {
 	s.sleep(r.Context(), d)
 	writeError(w, http.StatusGatewayTimeout, "timeout", "simulated provider timeout")
+}
+
+// TradeRefunded is what the refunds of trade tradeNo returned or are
+// returning, in cents.
+func (s *Sim) TradeRefunded(tradeNo string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refundedLocked(tradeNo)
 }

@@ -39,6 +39,7 @@ type Sim struct {
 	// told about, applied or not.
 	refunds         map[string]*refund
 	payments        map[string]notification // by order_no: what GET /payments/{order_no} answers
+	trades          map[string]int64        // by trade_no: the amount paid, which its refunds never pass
 	paymentsSent    int64
 	callbacksSent   int64
 	callbacksFailed int64

@@ -113,6 +113,56 @@ func TestOperatorRefunds(t *testing.T) {
 		return o.OrderNo, refundNo
 	}
 
+	t.Run("a part refunded, the failed order's refund returns the rest", func(t *testing.T) {
+		pid := s.NewProduct(t, map[string]any{"sku": "op-part", "kind": "card", "price_cents": 900})
+		s.AddCards(t, pid, "OPPART", 2)
+		_, buyer := s.NewUser(t, "op-part", 0)
+		o := buyer.CreateOrder(t, pid, 1)
+		if err := failpoint.Enable(failpoint.ActivateDeliver, "error@"+o.OrderNo); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := payOrder(s, o.OrderNo, o.AmountCents, "TOPPART"); err != nil {
+			t.Fatal(err)
+		}
+		s.WaitStatus(t, o.OrderNo, model.OrderFailed, 20*time.Second)
+		var part struct {
+			RefundNo string `json:"refund_no"`
+		}
+		if st := s.Admin.Do(t, "POST", "/api/v1/admin/orders/"+o.OrderNo+"/refunds", map[string]any{"amount_cents": 300, "reason": "goodwill"}, &part, "Idempotency-Key", "part-1"); st != 201 {
+			t.Fatalf("partial refund: %d", st)
+		}
+		if st := s.OrderRow(t, o.OrderNo).Status; st != model.OrderFailed {
+			t.Errorf("order after a partial refund is %s, want failed (it keeps its status)", st)
+		}
+		var out struct {
+			Status   string `json:"status"`
+			RefundNo string `json:"refund_no"`
+		}
+		if st := s.Admin.Do(t, "POST", "/api/v1/admin/orders/"+o.OrderNo+"/refund", nil, &out); st != 200 {
+			t.Fatalf("operator refund of the failed order: %d", st)
+		}
+		s.WaitStatus(t, o.OrderNo, model.OrderRefunded, 20*time.Second)
+		rs := testenv.Rows[model.Refund](t, s, `SELECT * FROM refunds WHERE order_no = ? ORDER BY id`, o.OrderNo)
+		if len(rs) != 2 || rs[0].AmountCents != 300 || rs[1].AmountCents != 600 || rs[1].RefundNo != out.RefundNo {
+			t.Fatalf("refunds %+v, want 300 then the 600 left", rs)
+		}
+		if row := s.OrderRow(t, o.OrderNo); row.RefundedCents != 900 {
+			t.Errorf("refunded_cents %d, want 900", row.RefundedCents)
+		}
+		for _, r := range rs {
+			if r.Status != model.RefundSucceeded || s.Sim.Stats().Refunds[r.RefundNo].Executed != 1 {
+				t.Errorf("refund %s %s, executed %d; want succeeded once", r.RefundNo, r.Status, s.Sim.Stats().Refunds[r.RefundNo].Executed)
+			}
+		}
+		if s.Sim.TradeRefunded("TOPPART") != 900 {
+			t.Errorf("the provider returned %d of 900", s.Sim.TradeRefunded("TOPPART"))
+		}
+		var e apiError
+		if st := s.Admin.Do(t, "POST", "/api/v1/admin/orders/"+o.OrderNo+"/refunds", map[string]any{"amount_cents": 1}, &e, "Idempotency-Key", "part-2"); st != 409 {
+			t.Errorf("a cent more: %d %+v, want 409 refund_exceeds_payment", st, e)
+		}
+	})
+
 	t.Run("refund a failed order", func(t *testing.T) {
 		pid := s.NewProduct(t, map[string]any{"sku": "op-failed", "kind": "card", "price_cents": 800})
 		s.AddCards(t, pid, "OPFAILED", 2)

@@ -200,4 +200,17 @@ func TestAlipay(t *testing.T) {
 	t.Run("a refund call that times out is queried, never sent twice", func(t *testing.T) {
 		late(t, fake.Switches{DropRefundNotify: true, TimeoutRefunds: 1})
 	})
+	runPartialRefunds(t, &refundShop{s: a.s, buyer: a.buyer, pid: a.pid, f: refundFake{
+		name: pay.NameAlipay,
+		paid: func(t *testing.T, orderNo string) {
+			if st := a.buyer.Do(t, "POST", "/api/v1/orders/"+orderNo+"/pay", map[string]string{"provider": "alipay"}, nil); st != 200 {
+				t.Fatalf("checkout: status %d", st)
+			}
+			if _, err := a.f.Pay(ctx, orderNo, fake.PayOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		sends:    a.f.RefundSends,
+		refunded: func(orderNo, _ string) int64 { return a.f.TradeRefunded(orderNo) },
+	}})
 }

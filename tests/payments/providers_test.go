@@ -106,6 +106,25 @@ func (a *providerShop) order(t *testing.T) (testenv.OrderView, payAnswer) {
 	return o, c
 }
 
+// refundShop is the operator-refund suite's view of the shop; refunded is
+// what the fake returned of an order's payment.
+func (a *providerShop) refundShop(refunded func(orderNo string) int64) *refundShop {
+	return &refundShop{s: a.s, buyer: a.buyer, pid: a.pid, f: refundFake{
+		name: a.p.name,
+		paid: func(t *testing.T, orderNo string) {
+			t.Helper()
+			if st := a.buyer.Do(t, "POST", "/api/v1/orders/"+orderNo+"/pay", map[string]string{"provider": a.p.name}, nil); st != 200 {
+				t.Fatalf("checkout: status %d", st)
+			}
+			if _, err := a.p.pay(context.Background(), orderNo, false); err != nil {
+				t.Fatal(err)
+			}
+		},
+		sends:    a.p.refundSends,
+		refunded: func(orderNo, _ string) int64 { return refunded(orderNo) },
+	}}
+}
+
 func (a *providerShop) waitStatus(t *testing.T, orderNo, want string) {
 	t.Helper()
 	testenv.Eventually(t, 20*time.Second, "order "+orderNo+" "+want, func() (bool, error) {
@@ -290,6 +309,7 @@ func TestWechat(t *testing.T) {
 		c.WechatNotifyURL = "http://127.0.0.1:1/api/v1/payments/wechat/notify" // the fake is told the real one
 	}, func(api string) { f.NotifyTo(api + "/api/v1/payments/wechat/notify") })
 	runProviderSuite(t, a)
+	runPartialRefunds(t, a.refundShop(f.OrderRefunded))
 }
 
 func TestStripe(t *testing.T) {
@@ -332,4 +352,5 @@ func TestStripe(t *testing.T) {
 		c.StripeSecretKey, c.StripeWebhookSecret, c.StripeAPIURL = f.SecretKey, f.WebhookSecret, f.URL
 	}, func(api string) { f.SetWebhookURL(api + "/api/v1/payments/stripe/webhook") })
 	runProviderSuite(t, a)
+	runPartialRefunds(t, a.refundShop(func(orderNo string) int64 { return f.IntentRefunded(f.IntentID(orderNo)) }))
 }

@@ -129,7 +129,8 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 	if err := tx.SetPaymentDisposition(ctx, p.Provider, p.TradeNo, rec.result.Disposition); err != nil {
 		return rec, err
 	}
-	return rec, refund.Open(ctx, tx, o, pay.Provider, pay.TradeNo, pay.AmountCents, rec.result.Disposition, now)
+	_, _, err = refund.Open(ctx, tx, o, refund.Request{Provider: pay.Provider, TradeNo: pay.TradeNo, AmountCents: pay.AmountCents, Reason: rec.result.Disposition}, now)
+	return rec, err
 }
 
 // newPayment is the payment row a notification for order o writes.

@@ -19,18 +19,21 @@ var (
 )
 
 // RefundFailed is the operator's refund of a failed order: failed→refunding,
-// its LOCKED keys recycled (stock flow type 4) and its payment refunded, in
-// one transaction; then the Redis stock restore. A free order (amount 0, no
-// trade) has no money to return: it moves failed→refunding→refunded at once,
-// its stock released the same way, with no refund record. It returns the
-// refund's number ("" for a free order) and the status the order is left in.
+// its LOCKED keys recycled (stock flow type 4) and what is left of its
+// payment refunded (all of it unless an operator refunded a part already),
+// in one transaction; then the Redis stock restore. An order with nothing
+// left to return (free, or refunded in full by parts) moves
+// failed→refunding→refunded at once, its stock released the same way, with
+// no refund record. It returns the refund's number ("" when there was
+// nothing to return) and the status the order is left in.
 func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, model.OrderStatus, error) {
 	o, err := s.load(ctx, orderNo)
 	if err != nil {
 		return "", 0, err
 	}
-	free := o.TradeNo == nil && o.AmountCents == 0
-	if o.Status != model.OrderFailed || (o.TradeNo == nil && !free) {
+	left := o.AmountCents - o.RefundedCents
+	free := left == 0 // nothing (left) to return
+	if o.Status != model.OrderFailed || (o.TradeNo == nil && o.AmountCents != 0) {
 		return "", 0, ErrNotFailed
 	}
 	delivered, err := s.store.HasEffect(ctx, o.ID)
@@ -48,6 +51,7 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 	}
 	now := s.clock.Now()
 	var moved bool
+	var r *model.Refund
 	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
 		moved, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
 			From: model.OrderFailed, To: model.OrderRefunding, Reason: "operator refund", At: now,
@@ -58,15 +62,27 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 		if err := releaseStock(ctx, tx, o, model.FlowRefundRestore, now); err != nil {
 			return err
 		}
-		if err := trail.Record(ctx, tx, now, trail.OrderRefund, o.OrderNo, refundDetail(o, provider, free)); err != nil {
-			return err
-		}
 		if free {
+			if err := trail.Record(ctx, tx, now, trail.OrderRefund, o.OrderNo, trail.Detail{
+				"from": model.OrderFailed.String(), "to": model.OrderRefunded.String(), "amount_cents": int64(0),
+			}); err != nil {
+				return err
+			}
 			return tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, model.OrderMove{
-				From: model.OrderRefunding, To: model.OrderRefunded, Reason: "free: nothing to return", At: now,
+				From: model.OrderRefunding, To: model.OrderRefunded, Reason: "nothing (left) to return", At: now,
 			})
 		}
-		return refund.Open(ctx, tx, o, provider, *o.TradeNo, o.AmountCents, model.RefundReasonOperator, now)
+		// Counted against the payment like any operator refund: a part
+		// refunded meanwhile makes this one refund_exceeds_payment.
+		r, _, err = refund.Open(ctx, tx, o, refund.Request{Provider: provider, TradeNo: *o.TradeNo, AmountCents: left,
+			TradeCents: o.AmountCents, Reason: model.RefundReasonOperator, OfPayment: true}, now)
+		if err != nil {
+			return err
+		}
+		return trail.Record(ctx, tx, now, trail.OrderRefund, o.OrderNo, trail.Detail{
+			"from": model.OrderFailed.String(), "to": model.OrderRefunding.String(),
+			"amount_cents": r.AmountCents, "refund_no": r.RefundNo,
+		})
 	})
 	if err != nil {
 		return "", 0, fmt.Errorf("refund order %s: %w", orderNo, err)
@@ -84,20 +100,8 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 		s.log.Info("failed free order refunded by operator; nothing to return", zap.String("order_no", orderNo))
 		return "", model.OrderRefunded, nil
 	}
-	s.log.Info("failed order refunded by operator", zap.String("order_no", orderNo))
-	return refund.NumberAt(provider, o.OrderNo, *o.TradeNo), model.OrderRefunding, nil
-}
-
-// refundDetail is the audit detail of an operator refund: where the order
-// went, the amount returned and the refund that returns it.
-func refundDetail(o *model.Order, provider string, free bool) trail.Detail {
-	if free {
-		return trail.Detail{"from": model.OrderFailed.String(), "to": model.OrderRefunded.String(), "amount_cents": int64(0)}
-	}
-	return trail.Detail{
-		"from": model.OrderFailed.String(), "to": model.OrderRefunding.String(),
-		"amount_cents": o.AmountCents, "refund_no": refund.NumberAt(provider, o.OrderNo, *o.TradeNo),
-	}
+	s.log.Info("failed order refunded by operator", zap.String("order_no", orderNo), zap.Int64("amount_cents", r.AmountCents))
+	return r.RefundNo, model.OrderRefunding, nil
 }
 
 // paidThrough is the provider whose payment moved the order to paid: its

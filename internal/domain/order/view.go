@@ -10,15 +10,18 @@ import (
 
 // View is an order as the API shows it.
 type View struct {
-	OrderNo     string       `json:"order_no"`
-	UserID      int64        `json:"user_id"`
-	ProductID   int64        `json:"product_id"`
-	Quantity    int          `json:"quantity"`
-	AmountCents int64        `json:"amount_cents"`
-	Status      string       `json:"status"`
-	TradeNo     *string      `json:"trade_no"`
-	Cards       []string     `json:"cards"`
-	Refunds     []RefundView `json:"refunds"`
+	OrderNo     string `json:"order_no"`
+	UserID      int64  `json:"user_id"`
+	ProductID   int64  `json:"product_id"`
+	Quantity    int    `json:"quantity"`
+	AmountCents int64  `json:"amount_cents"`
+	// RefundedCents is what operators returned of the order's payment
+	// (processing refunds included): never more than AmountCents.
+	RefundedCents int64        `json:"refunded_cents"`
+	Status        string       `json:"status"`
+	TradeNo       *string      `json:"trade_no"`
+	Cards         []string     `json:"cards"`
+	Refunds       []RefundView `json:"refunds"`
 	// Disputes are the card disputes (chargebacks) on its payments.
 	Disputes   []DisputeView `json:"disputes"`
 	CreatedAt  time.Time     `json:"created_at"`
@@ -190,7 +193,7 @@ func (s *Service) view(ctx context.Context, o *model.Order) (*View, error) {
 func baseView(o *model.Order) View {
 	return View{
 		OrderNo: o.OrderNo, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity,
-		AmountCents: o.AmountCents, Status: o.Status.String(), TradeNo: o.TradeNo,
+		AmountCents: o.AmountCents, RefundedCents: o.RefundedCents, Status: o.Status.String(), TradeNo: o.TradeNo,
 		Cards: []string{}, Refunds: []RefundView{}, Disputes: []DisputeView{},
 		CreatedAt: o.CreatedAt, ExpireAt: o.ExpireAt, PaidAt: o.PaidAt, FinishedAt: o.FinishedAt, ClosedAt: o.ClosedAt,
 	}

@@ -37,7 +37,11 @@ func (s *Service) Execute(ctx context.Context, refundNo string, gen int) error {
 	if err != nil {
 		return err
 	}
-	req := pay.RefundRequest{RefundNo: r.RefundNo, OrderNo: r.OrderNo, TradeNo: r.TradeNo, AmountCents: r.AmountCents, TotalCents: r.AmountCents}
+	total := r.TradeCents
+	if total == 0 { // a whole trade's refund
+		total = r.AmountCents
+	}
+	req := pay.RefundRequest{RefundNo: r.RefundNo, OrderNo: r.OrderNo, TradeNo: r.TradeNo, AmountCents: r.AmountCents, TotalCents: total}
 	if r.ProviderStatus == pay.RefundProcessing {
 		// Active query: the provider accepted it; ask until final. Not an attempt.
 		st, err := p.QueryRefund(ctx, req)

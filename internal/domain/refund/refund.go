@@ -1,6 +1,8 @@
-// Package refund returns money: one refund per (order, trade), sent to the
-// provider with out_request_no = refund_no, asked about until final, and
-// handed to an operator (manual) when it cannot be finished automatically.
+// Package refund returns money: a whole trade that should not have been
+// taken, or an operator's refund of an order's payment (whole or in part),
+// each under its own refund_no, sent to the provider as its idempotency
+// key, asked about until final, and handed to an operator (manual) when it
+// cannot be finished automatically.
 package refund
 
 import (
@@ -88,22 +90,72 @@ func numberGen(base string, gen int) string {
 	return base + "-" + strconv.Itoa(gen)
 }
 
+// Request is one refund to open: a trade's money, all of it or an
+// operator's part of it, back through the provider that took it.
+type Request struct {
+	Provider    string
+	TradeNo     string
+	AmountCents int64  // this refund
+	TradeCents  int64  // the whole payment (WeChat Pay asks for both); 0: AmountCents
+	Reason      string // model.RefundReason*
+	// Key is an operator's Idempotency-Key: the refund's number derives from
+	// (order, key) instead of (order, trade), so one trade can be refunded
+	// in parts and a repeated request finds its own refund.
+	Key  string
+	Note string // the operator's words
+	// OfPayment counts the refund against the order's own payment
+	// (orders.refunded_cents), refused with ErrExceedsPayment past it. A
+	// late, duplicate or mismatched trade is other money: not counted.
+	OfPayment bool
+}
+
+// ErrExceedsPayment refuses a refund that would take an order's refunds
+// past what it was paid.
+var ErrExceedsPayment = apperr.New(apperr.Conflict, "refund_exceeds_payment",
+	"the order's refunds would add up to more than it was paid")
+
 // Open records a refund inside the caller's transaction (the payment's or
 // the operator's) and queues its execution through the outbox; the
-// transaction sends the task after its commit. An existing refund is left
-// as it is.
-func Open(ctx context.Context, tx *model.Store, o *model.Order, provider, tradeNo string, amount int64, reason string, now time.Time) error {
-	no := NumberAt(provider, o.OrderNo, tradeNo)
-	r := &model.Refund{RefundNo: no, BaseNo: no, OrderID: o.ID, OrderNo: o.OrderNo, Provider: provider, TradeNo: tradeNo,
-		AmountCents: amount, Reason: reason, Status: model.RefundProcessing, CreatedAt: now, UpdatedAt: now}
-	fresh, err := tx.InsertRefund(ctx, r)
-	if err != nil || !fresh {
-		return err
+// transaction sends the task after its commit. Every refund, whatever its
+// reason, starts here. A refund already opened under the same number is
+// returned as it is, with fresh false and nothing written.
+func Open(ctx context.Context, tx *model.Store, o *model.Order, req Request, now time.Time) (r *model.Refund, fresh bool, err error) {
+	no := NumberAt(req.Provider, o.OrderNo, req.TradeNo)
+	if req.Key != "" {
+		no = OperatorNumber(o.OrderNo, req.Key)
 	}
-	if err := tx.InsertEventLater(ctx, model.Event{ObjectType: "refund", ObjectNo: no, FromStatus: "-", ToStatus: model.RefundProcessing.String(), Reason: reason, CreatedAt: now}); err != nil {
-		return err
+	r = &model.Refund{RefundNo: no, BaseNo: no, NoGen: 1, TaskGen: 1, OrderID: o.ID, OrderNo: o.OrderNo, Provider: req.Provider, TradeNo: req.TradeNo,
+		AmountCents: req.AmountCents, TradeCents: req.TradeCents, Reason: req.Reason, Note: req.Note,
+		Status: model.RefundProcessing, CreatedAt: now, UpdatedAt: now}
+	if fresh, err = tx.InsertRefund(ctx, r); err != nil {
+		return nil, false, err
 	}
-	return tx.InsertOutboxLater(ctx, executeRow(no, 1, now))
+	if !fresh {
+		r, err = tx.RefundByBaseNo(ctx, no)
+		return r, false, err
+	}
+	if req.OfPayment {
+		added, err := tx.AddRefunded(ctx, o.ID, req.AmountCents)
+		if err != nil {
+			return nil, false, err
+		}
+		if !added {
+			return nil, false, ErrExceedsPayment
+		}
+	}
+	if err := tx.InsertEventLater(ctx, model.Event{ObjectType: "refund", ObjectNo: no, FromStatus: "-", ToStatus: model.RefundProcessing.String(), Reason: req.Reason, CreatedAt: now}); err != nil {
+		return nil, false, err
+	}
+	return r, true, tx.InsertOutboxLater(ctx, executeRow(no, 1, now))
+}
+
+// OperatorNumber is the refund number of an operator's refund of order
+// orderNo asked with Idempotency-Key key: the same request again, even
+// after a crash, finds the same refund, and the provider dedups on it. 26
+// characters, as NumberAt's.
+func OperatorNumber(orderNo, key string) string {
+	sum := sha256.Sum256([]byte("operator|" + orderNo + "|" + key))
+	return "RF" + hex.EncodeToString(sum[:12])
 }
 
 func executeRow(refundNo string, gen int, now time.Time) *model.OutboxRow {

@@ -61,6 +61,7 @@ type trade struct {
 	OutTradeNo, TradeNo, Subject, NotifyURL string
 	TotalAmount                             string
 	Status                                  sdk.TradeStatus
+	Refunded                                int64 // cents refunded so far
 }
 
 type refund struct {
@@ -153,4 +154,14 @@ func (f *Fake) TradeNo(outTradeNo string) string {
 		return t.TradeNo
 	}
 	return ""
+}
+
+// TradeRefunded is what the refunds of out_trade_no returned, in cents.
+func (f *Fake) TradeRefunded(outTradeNo string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t := f.trades[outTradeNo]; t != nil {
+		return t.Refunded
+	}
+	return 0
 }

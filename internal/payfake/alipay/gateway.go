@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,8 +125,18 @@ func (f *Fake) refund(outTradeNo, outRequestNo, amount string) (map[string]any, 
 	}
 	change := "N"
 	if _, seen := f.refunds[outRequestNo]; !seen {
+		// Alipay refunds a trade in parts, each under its own
+		// out_request_no, never past the trade's total; the last one closes it.
+		cents, total := yuanCents(amount), yuanCents(t.TotalAmount)
+		if cents <= 0 || t.Refunded+cents > total {
+			return map[string]any{"code": "40004", "msg": "Business Failed",
+				"sub_code": "ACQ.REFUND_AMT_NOT_EQUAL_TOTAL", "sub_msg": "退款金额超限"}, false
+		}
+		t.Refunded += cents
 		f.refunds[outRequestNo] = &refund{OutRequestNo: outRequestNo, OutTradeNo: outTradeNo, Amount: amount}
-		t.Status = sdk.TradeStatusClosed
+		if t.Refunded == total {
+			t.Status = sdk.TradeStatusClosed
+		}
 		if !f.switches.RefundInProgress {
 			change = "Y"
 		}
@@ -150,4 +161,20 @@ func (f *Fake) refundQuery(outRequestNo string) map[string]any {
 	}
 	return map[string]any{"code": "10000", "out_request_no": outRequestNo, "out_trade_no": r.OutTradeNo,
 		"refund_amount": r.Amount, "refund_status": "REFUND_SUCCESS"}
+}
+
+// yuanCents reads a yuan amount ("12.34", "12.3", "12") as cents; -1 when
+// it is not one.
+func yuanCents(yuan string) int64 {
+	whole, frac, _ := strings.Cut(yuan, ".")
+	if len(frac) > 2 {
+		return -1
+	}
+	frac += "00"[len(frac):]
+	w, err1 := strconv.ParseInt(whole, 10, 64)
+	c, err2 := strconv.ParseInt(frac, 10, 64)
+	if err1 != nil || err2 != nil || w < 0 {
+		return -1
+	}
+	return w*100 + c
 }

@@ -90,11 +90,12 @@ func paidValues(t *trade) url.Values {
 	return v
 }
 
-// refundValues is Alipay's notification of a (full) refund: the trade
-// closed, out_biz_no the refund's out_request_no.
+// refundValues is Alipay's notification of a refund: the trade closed
+// once refunded in full (TRADE_SUCCESS after a part), out_biz_no the
+// refund's out_request_no.
 func refundValues(t *trade, outRequestNo, amount string) url.Values {
 	v := common(t)
-	v.Set("trade_status", string(sdk.TradeStatusClosed))
+	v.Set("trade_status", string(t.Status)) // TRADE_SUCCESS after a partial refund
 	v.Set("out_biz_no", outRequestNo)
 	v.Set("refund_fee", amount)
 	v.Set("gmt_refund", v.Get("notify_time"))

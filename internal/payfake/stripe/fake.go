@@ -131,3 +131,11 @@ func randHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// IntentRefunded is what the refunds of a PaymentIntent returned (or are
+// returning), in cents.
+func (f *Fake) IntentRefunded(intentID string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refundedLocked(intentID)
+}

@@ -179,3 +179,13 @@ func randHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// OrderRefunded is what the refunds of out_trade_no returned, in cents.
+func (f *Fake) OrderRefunded(outTradeNo string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o := f.orders[outTradeNo]; o != nil {
+		return o.Refunded
+	}
+	return 0
+}
