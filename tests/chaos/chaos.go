@@ -362,6 +362,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if rep.Lost, err = lostWrites(ctx, db, w.hist); err != nil {
 		return rep, err
 	}
+	over, err := refundsOverPaid(ctx, db, w.hist)
+	if err != nil {
+		return rep, err
+	}
+	rep.Lost = append(rep.Lost, over...)
 	if rep.Stale, err = staleViews(ctx, db, w); err != nil {
 		return rep, err
 	}

@@ -38,6 +38,7 @@ var scenarioWeights = []struct {
 	{scOnTime, 30, false}, {scBurst, 8, false}, {scSecondTrade, 7, false}, {scWrongAmount, 6, false}, {scCancelThenPay, 6, false},
 	{scCancel, 5, false}, {scExpireThenPay, 6, false}, {scPayAtExpiry, 6, false}, {scAbandon, 5, false}, {scTwoTrades, 5, false},
 	{scCancelPayRace, 5, false}, {scGroup, 8, false}, {scGroupShort, 3, false},
+	{scPartialRefund, 5, false}, {scManualPay, 3, false}, {scManualLate, 2, false},
 	// Two refunds of one order whose completions may run on two Galera
 	// nodes at once: the order must still end refunded.
 	{scCancelTwoPays, 5, true},
@@ -79,12 +80,13 @@ type history struct {
 	payments map[string]string // trade_no → order_no
 	cancels  map[string]bool
 	groups   map[string]bool
-	joins    map[string][]int64 // group_no → members acknowledged
+	joins    map[string][]int64   // group_no → members acknowledged
+	refunds  map[string]refundAck // Idempotency-Key → an operator refund granted (201)
 }
 
 func newHistory() *history {
 	return &history{orders: map[string]string{}, owners: map[string]buyer{}, payments: map[string]string{}, cancels: map[string]bool{},
-		groups: map[string]bool{}, joins: map[string][]int64{}}
+		groups: map[string]bool{}, joins: map[string][]int64{}, refunds: map[string]refundAck{}}
 }
 
 // workload drives the cluster from concurrent clients that tolerate errors.
@@ -407,6 +409,15 @@ func (w *workload) orderStory(ctx context.Context, rng *rand.Rand, sc string) er
 		return both(
 			func() error { return w.cancel(ctx, b, no, api) },
 			func() error { return firstPay(1) })
+	case scPartialRefund:
+		return w.partialRefund(ctx, rng, no, amount, func() error { return firstPay(1) })
+	case scManualPay:
+		return w.manualPayment(ctx, rng, no, amount)
+	case scManualLate:
+		if err := w.cancel(ctx, b, no, api); err != nil {
+			return err
+		}
+		return w.manualPayment(ctx, rng, no, amount)
 	}
 	return fmt.Errorf("unknown scenario %s", sc)
 }
