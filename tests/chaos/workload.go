@@ -641,8 +641,17 @@ func (w *workload) operate(ctx context.Context) {
 	if err == nil && a.status == 200 && decodeInto(a, &refunds) == nil {
 		for _, r := range refunds.Refunds {
 			a, err := w.http.do(ctx, "POST", w.c.apiURLs[0]+"/api/v1/admin/refunds/"+r.RefundNo+"/retry", w.c.adminToken, nil)
-			if err == nil && a.status == 200 {
+			switch {
+			case err == nil && a.status == 200:
 				w.countOperator("refund retried")
+			case err == nil && a.status == 409 && containsCode(a.body, "manual_payment"):
+				// Manual money: no provider can return it; the operator
+				// hands it back and says so.
+				a, err := w.http.do(ctx, "POST", w.c.apiURLs[0]+"/api/v1/admin/refunds/"+r.RefundNo+"/resolve", w.c.adminToken,
+					map[string]any{"note": "chaos: transferred back"})
+				if err == nil && a.status == 200 {
+					w.countOperator("manual payment's refund resolved")
+				}
 			}
 		}
 	}
