@@ -2,6 +2,7 @@ package dispute_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -118,7 +119,7 @@ func testApply(t *testing.T, backend testenv.Backend) {
 			}
 		})
 	}
-	if _, err := st.DisputeByID(ctx, "du_2"); err != model.ErrNotFound {
+	if _, err := st.DisputeByID(ctx, "du_2"); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("a dispute in an unknown status was recorded (err %v)", err)
 	}
 }

@@ -1,6 +1,7 @@
 package stripe_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -44,7 +45,7 @@ func TestParseDisputeEvents(t *testing.T) {
 	}
 	req := httptest.NewRequest(http.MethodPost, "/", nil)
 	req.Header = closed.Header
-	if _, err := b.p.Parse(req, append([]byte(nil), closed.Body[:len(closed.Body)-1]...)); err != pay.ErrBadSignature {
+	if _, err := b.p.Parse(req, append([]byte(nil), closed.Body[:len(closed.Body)-1]...)); !errors.Is(err, pay.ErrBadSignature) {
 		t.Errorf("tampered dispute event: Parse = %v, want ErrBadSignature", err)
 	}
 }
