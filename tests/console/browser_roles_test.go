@@ -3,11 +3,7 @@
 package console
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +13,6 @@ import (
 	"orderflow/model"
 	"orderflow/svc"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -30,17 +25,6 @@ import (
 // refused 403 and changes nothing. Pages go to tmp/console-roles-*.png.
 func TestConsoleRolesInBrowser(t *testing.T) {
 	const aliceToken, veraToken = "browser-alice-operator-token-01", "browser-vera-viewer-token-0001"
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("no chromium on PATH (apt-get install chromium)")
-	}
-	outDir, err := filepath.Abs("../../tmp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) {
 		c.MaxAttempts = 2
 		c.AdminTokens = "alice:operator:" + aliceToken + ",vera:viewer:" + veraToken
@@ -49,49 +33,8 @@ func TestConsoleRolesInBrowser(t *testing.T) {
 	acted, codes := plantFailed(t, s, "roles-browser-a")
 	untouched, _ := plantFailed(t, s, "roles-browser-b")
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-dev-shm-usage", true))...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
-	defer cancelCtx()
-	// Every action asks for confirmation: accept each.
-	opened := chromedp.Events(ctx, page.JavascriptDialogOpening)
-	go func() {
-		for _, err := range opened {
-			if err != nil {
-				return
-			}
-			if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}); err != nil {
-				t.Logf("accept dialog: %v", err)
-			}
-		}
-	}()
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 45*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	shot := func(name string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			png, err := chromedp.FullScreenshot(100)(ctx, tg)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(outDir, "console-roles-"+name+".png"), png, 0o644)
-		})
-	}
-	text := func(sel string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return v
-	}
+	br := newChromium(t, "console-roles-")
+	ctx, run, shot, text := br.ctx, br.run, br.shot, br.text
 	texts := func(sel string) []string {
 		t.Helper()
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent)`, sel)))

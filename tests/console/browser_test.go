@@ -6,17 +6,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"orderflow/internal/testenv"
 	"orderflow/model"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -26,71 +23,15 @@ import (
 // codes, and double-click an action that must act once. Each page is saved
 // to tmp/console-*.png at the module root.
 func TestConsoleInBrowser(t *testing.T) {
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("no chromium on PATH (apt-get install chromium)")
-	}
-	outDir, err := filepath.Abs("../../tmp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-
 	s := startStack(t)
 	failedA, codesA := plantFailed(t, s, "browser-a")
 	failedB, _ := plantFailed(t, s, "browser-b")
 	failedC, _ := plantFailed(t, s, "browser-c")
 	_, refundNo := plantManual(t, s, "browser-manual")
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-dev-shm-usage", true))...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
-	defer cancelCtx()
-
-	// Every action asks for confirmation: count the dialogs, accept each.
-	var dialogs atomic.Int32
-	opened := chromedp.Events(ctx, page.JavascriptDialogOpening)
-	go func() {
-		for _, err := range opened {
-			if err != nil {
-				return
-			}
-			dialogs.Add(1)
-			if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}); err != nil {
-				t.Logf("accept dialog: %v", err)
-			}
-		}
-	}()
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 45*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	shot := func(name string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			png, err := chromedp.FullScreenshot(100)(ctx, tg)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(outDir, "console-"+name+".png"), png, 0o644)
-		})
-	}
-	get := func(a chromedp.Action[string]) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	text := func(sel string) string { t.Helper(); return get(chromedp.Text(chromedp.CSS(sel))) }
+	br := newChromium(t, "console-")
+	ctx, run, shot, get, text := br.ctx, br.run, br.shot, br.get, br.text
+	dialogs := &br.dialogs
 	// doubleClick is two mouse clicks, one right after the other.
 	doubleClick := func(sel string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -206,7 +147,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("glance rates: %q", rates)
 	}
 	for _, name := range []string{"login", "needs", "story", "reveal", "after-actions", "glance"} {
-		if fi, err := os.Stat(filepath.Join(outDir, "console-"+name+".png")); err != nil || fi.Size() == 0 {
+		if fi, err := os.Stat(filepath.Join(br.outDir, "console-"+name+".png")); err != nil || fi.Size() == 0 {
 			t.Errorf("screenshot %s missing: %v", name, err)
 		}
 	}
