@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"orderflow/internal/domain/group"
-	"orderflow/internal/domain/order"
-	"orderflow/internal/domain/webhook"
-
+	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/tasks"
 	"orderflow/internal/infra/tracing"
 	"orderflow/svc"
@@ -22,7 +19,7 @@ import (
 // routes is THE task-type → handler table.
 func routes(uc *svc.UseCases, table tasks.Table, log *zap.Logger) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
-	mux.Use(tracing.TaskMiddleware)
+	mux.Use(tracing.TaskMiddleware, skipFinal)
 	mux.HandleFunc(tasks.TypeOrderActivate, handleOrderActivate(uc))
 	mux.HandleFunc(tasks.TypeOrderClose, handleOrderClose(uc))
 	mux.HandleFunc(tasks.TypeRefundExecute, handleRefundExecute(uc))
@@ -35,17 +32,27 @@ func routes(uc *svc.UseCases, table tasks.Table, log *zap.Logger) *asynq.ServeMu
 	return mux
 }
 
+// skipFinal is the one place a domain error becomes asynq's retry or skip:
+// what retrying cannot help (apperr.IsFinal: marked final by the domain, or
+// its object gone) wraps asynq.SkipRetry, so asynq archives the task at
+// once; anything else is retried on the task's schedule.
+func skipFinal(h asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		err := h.ProcessTask(ctx, t)
+		if err != nil && apperr.IsFinal(err) && !errors.Is(err, asynq.SkipRetry) {
+			return fmt.Errorf("%s: %w: %w", t.Type(), err, asynq.SkipRetry)
+		}
+		return err
+	})
+}
+
 func handleOrderClose(uc *svc.UseCases) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) error {
 		var p tasks.OrderPayload
 		if err := tasks.Decode(t, &p); err != nil {
 			return err
 		}
-		err := uc.Orders.Expire(ctx, p.OrderNo)
-		if errors.Is(err, order.ErrNotFound) {
-			return fmt.Errorf("close %s: %w: %w", p.OrderNo, err, asynq.SkipRetry)
-		}
-		return err
+		return uc.Orders.Expire(ctx, p.OrderNo)
 	}
 }
 
@@ -67,11 +74,7 @@ func handleGroupSettle(uc *svc.UseCases) asynq.HandlerFunc {
 		}
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
-		err := uc.Groups.Settle(ctx, p.GroupNo, p.Manual, retried, maxRetry)
-		if errors.Is(err, group.ErrNotFound) {
-			return fmt.Errorf("settle %s: %w: %w", p.GroupNo, err, asynq.SkipRetry)
-		}
-		return err
+		return uc.Groups.Settle(ctx, p.GroupNo, p.Manual, retried, maxRetry)
 	}
 }
 
@@ -100,11 +103,7 @@ func handleWebhookDeliver(uc *svc.UseCases, table tasks.Table) asynq.HandlerFunc
 			return err
 		}
 		retried, _ := asynq.GetRetryCount(ctx)
-		err := uc.Webhooks.Deliver(ctx, p.EventID, table[t.Type()].Delay(retried))
-		if errors.Is(err, webhook.ErrNotFound) {
-			return fmt.Errorf("deliver webhook %s: %w: %w", p.EventID, err, asynq.SkipRetry)
-		}
-		return err
+		return uc.Webhooks.Deliver(ctx, p.EventID, table[t.Type()].Delay(retried))
 	}
 }
 
@@ -143,10 +142,6 @@ func handlePaymentQuery(uc *svc.UseCases) asynq.HandlerFunc {
 		if err := tasks.Decode(t, &p); err != nil {
 			return err
 		}
-		err := uc.Orders.RecoverPayment(ctx, p.OrderNo)
-		if errors.Is(err, order.ErrNotFound) {
-			return fmt.Errorf("payment query %s: %w: %w", p.OrderNo, err, asynq.SkipRetry)
-		}
-		return err
+		return uc.Orders.RecoverPayment(ctx, p.OrderNo)
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/failpoint"
 	"orderflow/model"
 
-	"github.com/hibiken/asynq"
 	"go.uber.org/zap"
 )
 
@@ -41,13 +41,13 @@ func (s *Service) Settle(ctx context.Context, groupNo string, manual bool, retri
 		if ferr := s.fail(ctx, groupNo, "out of bounds: "+bound.Error(), log); ferr != nil {
 			return errors.Join(err, ferr)
 		}
-		return fmt.Errorf("settle %s: %w: %w", groupNo, err, asynq.SkipRetry)
+		return apperr.Final(fmt.Errorf("settle %s: %w", groupNo, err))
 	case errors.As(err, &short):
 		// No retry can fix a balance: FAILED now, and say who.
 		if ferr := s.fail(ctx, groupNo, "participants short of balance: "+joinIDs(short.users), log); ferr != nil {
 			return errors.Join(err, ferr)
 		}
-		return fmt.Errorf("settle %s: %w: %w", groupNo, err, asynq.SkipRetry)
+		return apperr.Final(fmt.Errorf("settle %s: %w", groupNo, err))
 	case errors.Is(err, errNotDue) || errors.Is(err, ErrNotFound):
 		return err
 	case retried >= maxRetry:
@@ -55,7 +55,7 @@ func (s *Service) Settle(ctx context.Context, groupNo string, manual bool, retri
 		if ferr := s.fail(ctx, groupNo, "settlement retries exhausted: "+truncate(err.Error(), 180), log); ferr != nil {
 			return errors.Join(err, ferr)
 		}
-		return fmt.Errorf("settle %s: %w: %w", groupNo, err, asynq.SkipRetry)
+		return apperr.Final(fmt.Errorf("settle %s: %w", groupNo, err))
 	}
 	log.Warn("settlement attempt failed; retrying with backoff", zap.Error(err))
 	return fmt.Errorf("settle %s: %w", groupNo, err)

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/failpoint"
 	"orderflow/model"
 
-	"github.com/hibiken/asynq"
 	"go.uber.org/zap"
 )
 
@@ -21,7 +21,7 @@ type claim struct {
 // Activate runs one order:activate task: claim (its own commit, so the
 // attempt counts whatever happens next), then deliver and finalize in one
 // transaction. It returns nil when the order needs nothing from this task
-// (skip), an error wrapping asynq.SkipRetry when retrying cannot help, and
+// (skip), an error apperr.IsFinal when retrying cannot help, and
 // any other error to have asynq retry after the claim was released. The
 // tasks a worker runs at the same time go in batches (batcher.go,
 // activatebatch.go) when Settings.ActivateBatch allows more than one.
@@ -50,7 +50,7 @@ func (s *Service) activateOne(ctx context.Context, orderNo, taskID string) error
 func (s *Service) claim(ctx context.Context, orderNo, taskID string, log *zap.Logger) (*claim, error) {
 	o, err := s.store.OrderByNo(ctx, orderNo)
 	if errors.Is(err, model.ErrNotFound) {
-		return nil, fmt.Errorf("activate %s: %w: %w", orderNo, ErrNotFound, asynq.SkipRetry)
+		return nil, fmt.Errorf("activate %s: %w", orderNo, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("activate %s: load: %w", orderNo, err)
@@ -104,7 +104,7 @@ func (s *Service) giveUpOrRelease(ctx context.Context, c *claim, cause error, lo
 		if err := s.fail(ctx, c.order, model.OrderClaimed, c.token, exhausted(c.order), log); err != nil {
 			return errors.Join(cause, err)
 		}
-		return fmt.Errorf("%w: %w", cause, asynq.SkipRetry)
+		return apperr.Final(cause)
 	}
 	now := s.clock.Now()
 	var moved bool
@@ -144,7 +144,7 @@ func (s *Service) refuse(ctx context.Context, c *claim, cause error, log *zap.Lo
 		// Not failed: release, so a retry (or the stuck-claim job) refuses it again.
 		return s.giveUpOrRelease(ctx, c, errors.Join(cause, err), log)
 	}
-	return fmt.Errorf("%w: %w", cause, asynq.SkipRetry)
+	return apperr.Final(cause)
 }
 
 // failure is why an order is failed: its event's reason and the admin's message.

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/pay"
 	"orderflow/model"
 
-	"github.com/hibiken/asynq"
 	"go.uber.org/zap"
 )
 
@@ -21,9 +21,9 @@ import (
 // sends count toward the attempt budget: a failed question just waits for
 // the next try (asynq's budget, then reconciliation, bound it).
 func (s *Service) Execute(ctx context.Context, refundNo string, gen int) error {
-	r, err := s.store.RefundByNo(ctx, refundNo)
+	r, err := s.load(ctx, refundNo)
 	if err != nil {
-		return fmt.Errorf("refund %s: load: %w: %w", refundNo, err, asynq.SkipRetry)
+		return fmt.Errorf("refund %s: %w", refundNo, err) // gone: final; the ledger down: retried
 	}
 	log := s.log.With(zap.String("refund_no", r.RefundNo), zap.String("order_no", r.OrderNo))
 	if r.Status != model.RefundProcessing || gen < r.TaskGen {
@@ -118,7 +118,7 @@ func (s *Service) attemptFailed(ctx context.Context, r *model.Refund, attempts i
 		if err := s.toManual(ctx, r, fmt.Sprintf("%d provider attempts failed; last: %v", attempts, cause), "", log); err != nil {
 			return err
 		}
-		return fmt.Errorf("refund %s: %w: %w", r.RefundNo, cause, asynq.SkipRetry)
+		return apperr.Final(fmt.Errorf("refund %s: %w", r.RefundNo, cause))
 	}
 	log.Warn("refund attempt failed; retrying on schedule", zap.Int("attempt", attempts), zap.Error(cause))
 	return fmt.Errorf("refund %s attempt %d: %w", r.RefundNo, attempts, cause)
