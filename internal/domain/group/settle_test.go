@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/group"
 	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/failpoint"
@@ -15,7 +16,6 @@ import (
 	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hibiken/asynq"
 )
 
 // state is a group's status and what its members hold.
@@ -78,8 +78,8 @@ func TestShortMemberFailsTheGroupUntilAnOperatorRetries(t *testing.T) {
 	f.clock.Set(g.Deadline)
 
 	err := f.svc.Settle(f.ctx, g.GroupNo, false, 0, 3)
-	if !errors.Is(err, asynq.SkipRetry) {
-		t.Fatalf("Settle with a short member = %v, want SkipRetry", err)
+	if !apperr.IsFinal(err) {
+		t.Fatalf("Settle with a short member = %v, want a final error (no retry can help)", err)
 	}
 	if diff := cmp.Diff(state{model.GroupFailed, []int64{500, 100}, 0, 2}, f.state(t, g, ann, bob)); diff != "" {
 		t.Errorf("after the short member (-want +got):\n%s", diff)
@@ -140,8 +140,8 @@ func TestRetryBudgetThenFailed(t *testing.T) {
 	for retried := 0; retried <= maxRetry; retried++ {
 		err := f.svc.Settle(f.ctx, g.GroupNo, false, retried, maxRetry)
 		last := retried == maxRetry
-		if !errors.Is(err, failpoint.ErrInjected) || errors.Is(err, asynq.SkipRetry) != last {
-			t.Fatalf("attempt after %d retries = %v, want the injected error, SkipRetry only on the last", retried, err)
+		if !errors.Is(err, failpoint.ErrInjected) || apperr.IsFinal(err) != last {
+			t.Fatalf("attempt after %d retries = %v, want the injected error, final only on the last", retried, err)
 		}
 		want := state{model.GroupClosed, []int64{500}, 0, 0}
 		if last {
