@@ -93,4 +93,7 @@ func (b *chromium) get(a chromedp.Action[string]) string {
 }
 
 // text is the text of the element sel names.
-func (b *chromium) text(sel string) string { b.t.Helper(); return b.get(chromedp.Text(chromedp.CSS(sel))) }
+func (b *chromium) text(sel string) string {
+	b.t.Helper()
+	return b.get(chromedp.Text(chromedp.CSS(sel)))
+}
