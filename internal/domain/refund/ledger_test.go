@@ -1,0 +1,116 @@
+package refund_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"orderflow/internal/domain/refund"
+	"testing"
+	"time"
+
+	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/operators"
+	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/paysim"
+	"orderflow/internal/testenv"
+	"orderflow/model"
+
+	"go.uber.org/zap"
+	"gorm.io/gorm"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// ledger is one test's refund service on a fresh, migrated MariaDB
+// database. Its only provider is the simulator at an address nobody
+// listens on: every send fails at once, which is all the rules here need.
+type ledger struct {
+	ctx   context.Context
+	store *model.Store
+	db    *gorm.DB
+	clock *clock.Fake
+	svc   *refund.Service
+}
+
+func newLedger(t *testing.T) *ledger {
+	t.Helper()
+	db, err := model.Open(testenv.Database(t), model.PoolConfig{MaxOpen: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	reg, err := pay.NewRegistry(paysim.New("http://127.0.0.1:1", "secret", time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, c := model.NewStore(db), clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	// An operator in the context, so trail.Record writes its entries.
+	ctx := operators.WithOperator(context.Background(), operators.Operator{Name: "ann", Role: operators.RoleAdmin})
+	return &ledger{ctx: ctx, store: st, db: db, clock: c,
+		svc: refund.New(refund.Deps{Store: st, Pay: reg, Clock: c, Log: zap.NewNop()}, refund.Settings{MaxAttempts: 1, AlertAfter: time.Hour})}
+}
+
+// order writes an order of amount cents in status (a fixture).
+func (l *ledger) order(t *testing.T, status model.OrderStatus, amount int64) *model.Order {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	now := l.clock.Now()
+	o := &model.Order{OrderNo: "T" + hex.EncodeToString(b[:]), UserID: 1, ProductID: 1, Kind: model.KindRecharge,
+		Quantity: 1, AmountCents: amount, Status: model.OrderPending, CreatedAt: now, UpdatedAt: now, ExpireAt: now.Add(time.Hour)}
+	if err := l.store.InsertOrder(l.ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if status != model.OrderPending {
+		l.exec(t, `UPDATE orders SET status = ? WHERE id = ?`, status, o.ID)
+		o.Status = status
+	}
+	return o
+}
+
+// open runs refund.Open in its own transaction, as the payment and the operator do.
+func (l *ledger) open(o *model.Order, req refund.Request) (r *model.Refund, fresh bool, err error) {
+	err = l.store.InTx(l.ctx, func(tx *model.Store) (err error) {
+		r, fresh, err = refund.Open(l.ctx, tx, o, req, l.clock.Now())
+		return err
+	})
+	return r, fresh, err
+}
+
+func (l *ledger) mustOpen(t *testing.T, o *model.Order, req refund.Request) *model.Refund {
+	t.Helper()
+	r, fresh, err := l.open(o, req)
+	if err != nil || !fresh {
+		t.Fatalf("open: fresh %v, %v", fresh, err)
+	}
+	return r
+}
+
+func (l *ledger) refund(t *testing.T, baseNo string) *model.Refund {
+	t.Helper()
+	r, err := l.store.RefundByBaseNo(l.ctx, baseNo)
+	if err != nil {
+		t.Fatalf("refund %s: %v", baseNo, err)
+	}
+	return r
+}
+
+func (l *ledger) exec(t *testing.T, q string, args ...any) {
+	t.Helper()
+	if err := l.db.Exec(q, args...).Error; err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func (l *ledger) count(t *testing.T, q string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := l.db.Raw(q, args...).Scan(&n).Error; err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
