@@ -28,15 +28,7 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	db, err := model.Open(testenv.Database(t), model.PoolConfig{MaxOpen: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	db := testenv.Ledger(t)
 	return &bundle{store: model.NewStore(db), db: db, ctx: context.Background(), now: time.Now().UTC().Truncate(time.Millisecond)}
 }
 

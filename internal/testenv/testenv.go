@@ -80,6 +80,23 @@ func Database(t testing.TB) string {
 	return dsn
 }
 
+// Ledger opens a fresh, migrated database (Database) as the model layer
+// opens it, closed and dropped when the test ends: the one setup of the
+// domain packages' tests that talk to a real ledger.
+func Ledger(t testing.TB) *gorm.DB {
+	t.Helper()
+	db, err := model.Open(Database(t), model.PoolConfig{MaxOpen: 4})
+	if err != nil {
+		t.Fatalf("testenv: open the ledger: %v", err)
+	}
+	t.Cleanup(func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	return db
+}
+
 // RedisDB reserves a Redis DB number (1..15) on the shared server for the
 // test's life, flushed before use. DB 0 holds the reservations and is left
 // to the running system.

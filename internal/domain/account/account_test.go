@@ -23,15 +23,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // with an admin in the context so the audit entries are written.
 func newService(t *testing.T) (*account.Service, *gorm.DB, context.Context) {
 	t.Helper()
-	db, err := model.Open(testenv.Database(t), model.PoolConfig{MaxOpen: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	db := testenv.Ledger(t)
 	ctx := operators.WithOperator(context.Background(), operators.Operator{Name: "ann", Role: operators.RoleAdmin})
 	return account.New(model.NewStore(db), clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))), db, ctx
 }

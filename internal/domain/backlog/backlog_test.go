@@ -31,15 +31,7 @@ type seeded struct {
 
 func seed(t *testing.T) *seeded {
 	t.Helper()
-	db, err := model.Open(testenv.Database(t), model.PoolConfig{MaxOpen: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	db := testenv.Ledger(t)
 	s := &seeded{db: db, store: model.NewStore(db), now: time.Now().UTC().Truncate(time.Millisecond)}
 	next := s.now.Add(-time.Hour)
 	s.at = func() time.Time { next = next.Add(time.Minute); return next }

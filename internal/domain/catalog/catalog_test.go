@@ -35,17 +35,9 @@ type shop struct {
 
 func newShop(t *testing.T) *shop {
 	t.Helper()
-	db, err := model.Open(testenv.Database(t), model.PoolConfig{MaxOpen: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.Ledger(t)
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(), DB: testenv.RedisDB(t)})
-	t.Cleanup(func() {
-		rdb.Close()
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	t.Cleanup(func() { rdb.Close() })
 	ctx := operators.WithOperator(context.Background(), operators.Operator{Name: "ann", Role: operators.RoleAdmin})
 	return &shop{ctx: ctx, db: db, rdb: rdb,
 		svc: catalog.New(model.NewStore(db), rdb, clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))}

@@ -30,15 +30,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	db, err := model.Open(testenv.Database(t), model.PoolConfig{MaxOpen: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	db := testenv.Ledger(t)
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(), DB: testenv.RedisDB(t)})
 	t.Cleanup(func() { rdb.Close() })
 	f := &fixture{ctx: context.Background(), db: db, store: model.NewStore(db), rdb: rdb, clock: clock.NewFake(time.Now())}

@@ -34,15 +34,7 @@ type ledger struct {
 
 func newLedger(t *testing.T) *ledger {
 	t.Helper()
-	db, err := model.Open(testenv.Database(t), model.PoolConfig{MaxOpen: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	db := testenv.Ledger(t)
 	reg, err := pay.NewRegistry(paysim.New("http://127.0.0.1:1", "secret", time.Second))
 	if err != nil {
 		t.Fatal(err)

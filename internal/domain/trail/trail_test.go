@@ -20,15 +20,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func newStore(t *testing.T) *model.Store {
 	t.Helper()
-	db, err := model.Open(testenv.Database(t), model.PoolConfig{MaxOpen: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	db := testenv.Ledger(t)
 	return model.NewStore(db)
 }
 

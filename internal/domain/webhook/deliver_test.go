@@ -75,15 +75,7 @@ const secret = "whsec-test"
 
 func newLedger(t *testing.T) *ledger {
 	t.Helper()
-	db, err := model.Open(testenv.Database(t), model.PoolConfig{MaxOpen: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	db := testenv.Ledger(t)
 	l := &ledger{db: db, store: model.NewStore(db), clock: clock.NewFake(time.Now()), recv: newReceiver(t)}
 	l.svc = &webhook.Service{Store: l.store, URL: l.recv.URL, Secret: secret, HTTP: &http.Client{Timeout: 5 * time.Second},
 		Clock: l.clock, Log: zap.NewNop()}
