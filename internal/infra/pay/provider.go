@@ -62,6 +62,9 @@ type Paid struct {
 	OrderNo     string
 	TradeNo     string // unique per provider
 	AmountCents int64
+	// At is the provider's own time of the payment (the statement day it
+	// belongs to); zero when the provider's message gave none.
+	At time.Time
 }
 
 // RefundUpdate is a verified refund status from a notification.
