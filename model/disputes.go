@@ -29,6 +29,7 @@ type Dispute struct {
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 	ClosedAt      *time.Time
+	StatedOn      *string // the statement day that last listed it (statements.go)
 }
 
 // Open reports whether the dispute still waits for its outcome.

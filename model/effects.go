@@ -59,13 +59,19 @@ type Payment struct {
 	AmountCents int64
 	Disposition string
 	CreatedAt   time.Time
+	// PaidAt is the provider's own time of the payment (CreatedAt when it
+	// gave none): the statement day the payment belongs to.
+	PaidAt time.Time
+	// StatedOn is the statement day (YYYY-MM-DD) that last listed the
+	// payment; nil until a statement run finds it.
+	StatedOn *string
 }
 
-const insertPayment = `INSERT INTO payments (provider, trade_no, order_id, amount_cents, disposition, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+const insertPayment = `INSERT INTO payments (provider, trade_no, order_id, amount_cents, disposition, created_at, paid_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
 // InsertPayment records a payment and reports false if the trade was already recorded.
 func (s *Store) InsertPayment(ctx context.Context, p *Payment) (bool, error) {
-	return s.insertIgnoringDuplicate(ctx, insertPayment, p.Provider, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
+	return s.insertIgnoringDuplicate(ctx, insertPayment, p.Provider, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt, paidAt(p))
 }
 
 // InsertPaymentLater records a payment expected to be new: inside a MySQL
@@ -73,7 +79,7 @@ func (s *Store) InsertPayment(ctx context.Context, p *Payment) (bool, error) {
 // recorded fails the transaction with a unique-key violation (IsDuplicate)
 // instead of answering — for callers with a careful path to fall back on.
 func (s *Store) InsertPaymentLater(ctx context.Context, p *Payment) error {
-	return s.later(ctx, insertPayment, p.Provider, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt)
+	return s.later(ctx, insertPayment, p.Provider, p.TradeNo, p.OrderID, p.AmountCents, p.Disposition, p.CreatedAt, paidAt(p))
 }
 
 // SetPaymentDisposition records what a payment turned out to be.
@@ -110,4 +116,12 @@ func (s *Store) PaymentByTrade(ctx context.Context, provider, tradeNo string) (*
 		return nil, err
 	}
 	return &p, nil
+}
+
+// paidAt is the time a payment row is filed under: the provider's, else ours.
+func paidAt(p *Payment) time.Time {
+	if p.PaidAt.IsZero() {
+		return p.CreatedAt
+	}
+	return p.PaidAt
 }

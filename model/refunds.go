@@ -13,7 +13,21 @@ const (
 	// RefundReasonOperator: an operator returned the order's own payment,
 	// whole (a failed order) or in part; it counts in orders.refunded_cents.
 	RefundReasonOperator = "operator"
+	// RefundReasonProvider: a refund made at the provider outside orderflow
+	// (its dashboard), recorded when a statement listed it; it counts in
+	// orders.refunded_cents as an operator's does.
+	RefundReasonProvider = "provider"
 )
+
+// OfPayment reports whether a refund returns (part of) its order's own
+// payment — counted in orders.refunded_cents — rather than a whole trade
+// that never paid the order (late, duplicate, mismatch).
+func (r *Refund) OfPayment() bool { return OfPayment(r.Reason) }
+
+// OfPayment is Refund.OfPayment by reason.
+func OfPayment(reason string) bool {
+	return reason == RefundReasonOperator || reason == RefundReasonProvider
+}
 
 // Refund returns one payment's money.
 type Refund struct {
@@ -37,6 +51,10 @@ type Refund struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	SucceededAt    *time.Time
+	StatedOn       *string // the statement day that last listed it (statements.go)
+	// ProviderRef is the provider's id of a refund made outside orderflow
+	// (its dashboard), recorded when a statement listed it; nil otherwise.
+	ProviderRef *string
 }
 
 // InsertRefund records a refund once per base number (deterministic from

@@ -74,6 +74,10 @@ type (
 	CardStatus string
 	// DisputeStatus is a dispute's state as its provider names it (Stripe's).
 	DisputeStatus string
+	// StatementRunStatus is a provider statement run's state.
+	StatementRunStatus string
+	// BreakStatus is a statement break's state.
+	BreakStatus string
 )
 
 // Group-buy, refund and card-key statuses.
@@ -100,6 +104,14 @@ const (
 	DisputeWon                  DisputeStatus = "won"
 	DisputeLost                 DisputeStatus = "lost"
 	DisputePrevented            DisputeStatus = "prevented"
+
+	StatementQueued  StatementRunStatus = "queued"
+	StatementRunning StatementRunStatus = "running"
+	StatementDone    StatementRunStatus = "done"
+	StatementFailed  StatementRunStatus = "failed"
+
+	BreakOpen     BreakStatus = "open"
+	BreakResolved BreakStatus = "resolved"
 )
 
 // String returns the status as stored.
@@ -113,6 +125,12 @@ func (s CardStatus) String() string { return string(s) }
 
 // String returns the status as stored.
 func (s DisputeStatus) String() string { return string(s) }
+
+// String returns the status as stored.
+func (s StatementRunStatus) String() string { return string(s) }
+
+// String returns the status as stored.
+func (s BreakStatus) String() string { return string(s) }
 
 // FlowKind is what a stock_flows row records; the numbers are stored in
 // flow_type and name the stock counter's restore markers, so they never change.

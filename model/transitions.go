@@ -91,10 +91,32 @@ var DisputeMachine = newMachine("dispute", DisputeNeedsResponse,
 	Edge[DisputeStatus]{DisputeUnderReview, DisputeLost},                        // the bank decided for the buyer
 )
 
+// StatementRunMachine is a provider statement run (internal/domain/statement):
+// queued until a worker starts it, running until its lines are matched.
+// A crash leaves it running and the re-run continues it; the last try of
+// a failing fetch fails it (a new run of the day is a new row).
+var StatementRunMachine = newMachine("statement_run", StatementQueued,
+	[]StatementRunStatus{StatementQueued, StatementRunning, StatementDone, StatementFailed},
+	[]StatementRunStatus{StatementDone, StatementFailed},
+	Edge[StatementRunStatus]{StatementQueued, StatementRunning}, // a worker started it
+	Edge[StatementRunStatus]{StatementQueued, StatementFailed},  // the fetch's retry budget ran out
+	Edge[StatementRunStatus]{StatementRunning, StatementDone},   // every line matched
+	Edge[StatementRunStatus]{StatementRunning, StatementFailed}, // the fetch's retry budget ran out
+)
+
+// BreakMachine is a statement break: open until the system (the ledger now
+// holds it) or an operator (with a note) resolves it.
+var BreakMachine = newMachine("statement_break", BreakOpen,
+	[]BreakStatus{BreakOpen, BreakResolved},
+	[]BreakStatus{BreakResolved},
+	Edge[BreakStatus]{BreakOpen, BreakResolved}, // resolved by the system or an operator
+)
+
 // Tables lists every machine in names, for the readers of the event history
 // (internal/audit) and of the diagrams.
 func Tables() []Table {
-	return []Table{OrderMachine.Table(), GroupMachine.Table(), RefundMachine.Table(), CardMachine.Table(), DisputeMachine.Table()}
+	return []Table{OrderMachine.Table(), GroupMachine.Table(), RefundMachine.Table(), CardMachine.Table(), DisputeMachine.Table(),
+		StatementRunMachine.Table(), BreakMachine.Table()}
 }
 
 // Status is what every machine's statuses share: comparable values with the

@@ -103,6 +103,16 @@ func TestTransitionTables(t *testing.T) {
 				"under_review→won", "under_review→lost",
 			},
 		}},
+		{"statement run", func(t *testing.T) machineView { return viewOf(t, model.StatementRunMachine) }, machineView{
+			Initial:  "queued",
+			Terminal: []string{"done", "failed"},
+			Allowed:  []string{"queued→running", "queued→failed", "running→done", "running→failed"},
+		}},
+		{"statement break", func(t *testing.T) machineView { return viewOf(t, model.BreakMachine) }, machineView{
+			Initial:  "open",
+			Terminal: []string{"resolved"},
+			Allowed:  []string{"open→resolved"},
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -135,7 +135,7 @@ func (a *auditor) paymentOutcome(c *collector) {
 		rs := perOrder[o.ID]
 		var ofPayment int64
 		for _, r := range rs {
-			if r.Reason == model.RefundReasonOperator {
+			if model.OfPayment(r.Reason) {
 				ofPayment += r.AmountCents
 			}
 		}
@@ -175,7 +175,7 @@ func (a *auditor) tradeOutcome(c *collector, o *order, p *payment, rs []*refund)
 		case r.Status == model.RefundProcessing && a.inFlightOK(r.UpdatedAt):
 			flying = true
 		}
-		if r.Reason != model.RefundReasonOperator {
+		if !model.OfPayment(r.Reason) {
 			whole++
 			if r.AmountCents != p.AmountCents {
 				c.violation("refund %s returns %d cents of trade %s which paid %d", r.RefundNo, r.AmountCents, p.TradeNo, p.AmountCents)

@@ -24,6 +24,7 @@ type Payment struct {
 	OrderNo     string
 	TradeNo     string
 	AmountCents int64
+	At          time.Time // the provider's own time of the payment; zero: the ledger's
 	Note        string // an operator's note on a payment they confirmed (ConfirmManual), for the audit trail
 }
 
@@ -135,7 +136,12 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 
 // newPayment is the payment row a notification for order o writes.
 func newPayment(p Payment, o *model.Order, now time.Time) *model.Payment {
-	return &model.Payment{Provider: p.Provider, TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents, Disposition: model.PaymentApplied, CreatedAt: now}
+	paidAt := now
+	if !p.At.IsZero() {
+		paidAt = p.At.UTC().Truncate(time.Millisecond)
+	}
+	return &model.Payment{Provider: p.Provider, TradeNo: p.TradeNo, OrderID: o.ID, AmountCents: p.AmountCents,
+		Disposition: model.PaymentApplied, CreatedAt: now, PaidAt: paidAt}
 }
 
 // applyPayment decides what a newly recorded payment does to its order.

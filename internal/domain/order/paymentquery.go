@@ -49,7 +49,7 @@ func (s *Service) QueryPayments(ctx context.Context, o *model.Order) (int, error
 			errs = append(errs, fmt.Errorf("query payment of %s at %s: answer names order %s", o.OrderNo, a.Provider, paid.OrderNo))
 			continue
 		}
-		res, err := s.Pay(ctx, Payment{Provider: a.Provider, OrderNo: o.OrderNo, TradeNo: paid.TradeNo, AmountCents: paid.AmountCents})
+		res, err := s.Pay(ctx, Payment{Provider: a.Provider, OrderNo: o.OrderNo, TradeNo: paid.TradeNo, AmountCents: paid.AmountCents, At: paid.At})
 		if err != nil {
 			errs = append(errs, err)
 			continue

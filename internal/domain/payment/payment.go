@@ -49,7 +49,7 @@ func (n *Notifications) Notified(ctx context.Context, p pay.Provider, r *http.Re
 				zap.String("order_no", pd.OrderNo), zap.String("trade_no", pd.TradeNo), zap.Int64("amount_cents", pd.AmountCents))
 			return fmt.Errorf("%s payment notification: %w", p.Name(), ErrUnusable)
 		}
-		_, err = n.Orders.Pay(ctx, order.Payment{Provider: p.Name(), OrderNo: pd.OrderNo, TradeNo: pd.TradeNo, AmountCents: pd.AmountCents})
+		_, err = n.Orders.Pay(ctx, order.Payment{Provider: p.Name(), OrderNo: pd.OrderNo, TradeNo: pd.TradeNo, AmountCents: pd.AmountCents, At: pd.At})
 	case ev.Refund != nil:
 		err = n.Refunds.CallbackFrom(ctx, p.Name(), ev.Refund.RefundNo, ev.Refund.Status)
 	case ev.Dispute != nil:

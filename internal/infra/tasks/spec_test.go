@@ -55,7 +55,8 @@ func TestTableIsComplete(t *testing.T) {
 	table := NewTable(Config{ActivateTimeout: time.Minute, SweepInterval: time.Minute, PayTimeout: time.Second,
 		NotifyInterval: time.Minute, ActivateRetryDelay: time.Second,
 		RefundRetryDelays: []time.Duration{time.Minute}, SettleRetryDelays: []time.Duration{time.Second}})
-	types := []string{TypeOrderActivate, TypeOrderClose, TypeRefundExecute, TypeGroupSettle, TypeNotifyDeliver, TypePaymentQuery, TypeSweep, TypeReconcile, TypeWebhookDeliver}
+	types := []string{TypeOrderActivate, TypeOrderClose, TypeRefundExecute, TypeGroupSettle, TypeNotifyDeliver, TypePaymentQuery, TypeSweep, TypeReconcile, TypeWebhookDeliver,
+		TypeStatementRun, TypeStatements}
 	if len(table) != len(types) {
 		t.Errorf("the table has %d types, want %d", len(table), len(types))
 	}

@@ -35,6 +35,12 @@ const (
 	// TypeReconcile is the periodic reconciliation of the ledger against
 	// what timers and Redis may have missed.
 	TypeReconcile = "periodic:reconcile"
+	// TypeStatementRun reads one provider's statement of one day and
+	// matches it against the ledger (internal/domain/statement).
+	TypeStatementRun = "statement:run"
+	// TypeStatements is the daily job (ORDERFLOW_STATEMENT_SCHEDULE) that
+	// opens a run of yesterday and of the look-back days, per provider.
+	TypeStatements = "periodic:statements"
 )
 
 // Queues and their weights: activation first, sweeps last.
@@ -78,6 +84,9 @@ type Config struct {
 	PayTimeout         time.Duration
 	NotifyInterval     time.Duration
 	WebhookRetryDelay  time.Duration // first retry; doubled each time, capped at one hour
+	// StatementRetryDelay is a statement run's first retry; doubled each
+	// time, capped at 32×. Zero: a minute.
+	StatementRetryDelay time.Duration
 }
 
 // Table maps a task type to its spec.
@@ -85,6 +94,9 @@ type Table map[string]Spec
 
 // NewTable builds the table for a configuration.
 func NewTable(c Config) Table {
+	if c.StatementRetryDelay <= 0 {
+		c.StatementRetryDelay = time.Minute
+	}
 	return Table{
 		TypeOrderActivate: {
 			// The attempts cap (paid→failed) is the handler's own decision,
@@ -143,6 +155,21 @@ func NewTable(c Config) Table {
 			Queue: QueueDefault, MaxRetry: 2, Timeout: 2*c.PayTimeout + 5*time.Second,
 			Retention: 2 * c.SweepInterval,
 			Delay:     doubling(time.Second, 4),
+			Exhausted: ExhaustedToNextSlot,
+		},
+		TypeStatementRun: {
+			// A provider that has not published the day yet, or cannot be
+			// reached, is asked again: 10 retries doubling from a minute to
+			// the 32-minute cap are about 3.5 h; the last try fails the run
+			// and alerts the admin.
+			Queue: QueueLow, MaxRetry: 10, Timeout: 30 * time.Minute,
+			Delay:    doubling(c.StatementRetryDelay, 32),
+			RidesOut: time.Hour, Exhausted: ExhaustedToTerminal,
+		},
+		TypeStatements: {
+			Queue: QueueLow, MaxRetry: 5, Timeout: time.Minute,
+			Retention: 24 * time.Hour,
+			Delay:     doubling(time.Second, 16),
 			Exhausted: ExhaustedToNextSlot,
 		},
 		TypeSweep: {
@@ -253,6 +280,11 @@ type GroupPayload struct {
 	GroupNo string `json:"group_no"`
 	Gen     int    `json:"gen"`
 	Manual  bool   `json:"manual,omitempty"`
+}
+
+// StatementPayload names the statement run a task reads.
+type StatementPayload struct {
+	RunID int64 `json:"run_id"`
 }
 
 // WebhookPayload names the shop webhook a delivery task posts.
