@@ -78,7 +78,7 @@ func readDetail(f *zip.File, day time.Time, emit func(pay.StatementLine) error) 
 		if strings.HasPrefix(rec[0], "#") {
 			line := strings.Join(rec, ",")
 			if m := startDate.FindStringSubmatch(line); m != nil && m[1]+"-"+m[2]+"-"+m[3] != day.Format(time.DateOnly) {
-				return fmt.Errorf("the bill is of %s-%s-%s", m[1], m[2], m[3])
+				return fmt.Errorf("the bill is of %s-%s-%s, not the day asked", m[1], m[2], m[3])
 			}
 			if m := footerCount.FindStringSubmatch(line); m != nil {
 				said[m[1]], _ = strconv.Atoi(m[2])
