@@ -1,9 +1,10 @@
 // Package alipay is Alipay's open platform (RSA2) as a pay.Provider, through
 // github.com/smartwalle/alipay/v3: precreate (a QR code) for checkout,
 // alipay.trade.query, alipay.trade.refund with out_request_no = refund_no,
-// alipay.trade.fastpay.refund.query, and notifications verified with
-// Alipay's public key before anything is read. The SDK does every signature
-// and verification; this package only maps fields and amounts.
+// alipay.trade.fastpay.refund.query, notifications verified with Alipay's
+// public key before anything is read, and the daily trade bill as
+// pay.Statements (statement.go, bill.go). The SDK does every signature and
+// verification; this package only maps fields and amounts.
 package alipay
 
 import (
