@@ -224,7 +224,6 @@ func (rf *refund) object(currency string) map[string]any {
 	return map[string]any{
 		"id": rf.ID, "object": "refund", "amount": rf.Amount, "currency": currency,
 		"payment_intent": rf.Intent, "charge": chargeID(rf.Intent), "status": rf.Status,
-		"balance_transaction": rf.TxnID,
-		"metadata": rf.Metadata, "created": unix(rf.Created), "reason": nil,
+		"balance_transaction": rf.TxnID, "metadata": rf.Metadata, "created": unix(rf.Created), "reason": nil,
 	}
 }
