@@ -1,3 +1,11 @@
+// The fake's statement: GET /v1/balance_transactions, the balance
+// transactions of everything it processed — a charge per succeeded intent,
+// a refund per refund (orderflow's and the Dashboard's), an adjustment per
+// dispute opened (and one more for a dispute won) — newest first, filtered
+// by created[gte|gt|lt|lte], paged by limit (≤ 100) and starting_after with
+// has_more, with expand[]=data.source rendering each source object as
+// Stripe does. StatementDrop and StatementAlter spoil it on purpose.
+
 package stripe
 
 import (
@@ -9,14 +17,6 @@ import (
 	"strings"
 	"time"
 )
-
-// The fake's statement: GET /v1/balance_transactions, the balance
-// transactions of everything it processed — a charge per succeeded intent,
-// a refund per refund (orderflow's and the Dashboard's), an adjustment per
-// dispute opened (and one more for a dispute won) — newest first, filtered
-// by created[gte|gt|lt|lte], paged by limit (≤ 100) and starting_after with
-// has_more, with expand[]=data.source rendering each source object as
-// Stripe does. StatementDrop and StatementAlter spoil it on purpose.
 
 // ChargeFee is the fake's card fee on a charge: 2.9% + 30 cents, rounded
 // down (Stripe's list price in the US).

@@ -21,7 +21,8 @@ type Notification struct {
 
 // Pay succeeds the order's PaymentIntent (found by metadata[order_no]), as
 // the buyer confirming it would, and sends payment_intent.succeeded unless
-// DropPayNotify is set. It returns the webhook (sent or not).
+// DropPayNotify is set. It returns the webhook (sent or not). The intent's
+// charge is created at the fake's clock, and listed in its statement.
 func (f *Fake) Pay(ctx context.Context, orderNo string) (*Notification, int, error) {
 	f.mu.Lock()
 	in := f.intentLocked(orderNo)
@@ -29,11 +30,9 @@ func (f *Fake) Pay(ctx context.Context, orderNo string) (*Notification, int, err
 		f.mu.Unlock()
 		return nil, 0, fmt.Errorf("stripe fake: no payment intent for order %s", orderNo)
 	}
-	if in.Status == "succeeded" {
-		f.mu.Unlock()
-		return nil, 0, fmt.Errorf("stripe fake: the payment intent of order %s is already paid", orderNo)
+	if in.Status != "succeeded" { // paid again: the webhook once more, no second charge
+		f.succeedLocked(in, in.Amount)
 	}
-	f.succeedLocked(in, in.Amount)
 	n := f.eventLocked("payment_intent.succeeded", in.object(), f.WebhookSecret, in.PaidAt)
 	f.mu.Unlock()
 	if f.DropPayNotify.Load() {
