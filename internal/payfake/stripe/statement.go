@@ -148,8 +148,10 @@ func (f *Fake) succeedLocked(in *intent, cents int64) {
 		Amount: cents, Fee: ChargeFee(cents), Currency: in.Currency, Ref: in.ID, intent: in})
 }
 
-// chargeLocked is the succeeded intent's charge as Stripe's JSON; like
-// Stripe, the charge carries a copy of the intent's metadata; f.mu held.
+// chargeLocked is the succeeded intent's charge as Stripe's JSON. Stripe
+// copies an intent's metadata into the charge it creates when the intent
+// is confirmed (support.stripe.com, "How metadata works with related
+// objects"), so the charge names the order too; f.mu held.
 func (f *Fake) chargeLocked(in *intent) map[string]any {
 	refunded := f.refundedLocked(in.ID)
 	disputed := false
