@@ -4,8 +4,10 @@
 // form-encoded notifications signed RSA2 with "Alipay's" key), with key
 // pairs it generates itself, and switches to drop the payment notification,
 // drop the refund callback, answer refunds as still in progress, time out a
-// refund call after recording it, and tamper with a notification. It signs
-// and verifies with the same SDK the provider uses; it writes no crypto.
+// refund call after recording it, and tamper with a notification. It
+// publishes its daily trade bill (statement.go) from what it recorded, at
+// the times its settable clock gave. It signs and verifies with the same
+// SDK the provider uses; it writes no crypto.
 package alipay
 
 import (
@@ -24,6 +26,13 @@ import (
 
 // AppID is the fake app's id.
 const AppID = "2021000000000001"
+
+// SellerID is the fake merchant's Alipay account (pid): seller_id in
+// notifications, the bill's account and file names.
+const SellerID = "2088000000000001"
+
+// beijing is Alipay's time zone (UTC+8 all year).
+var beijing = time.FixedZone("CST", 8*3600)
 
 // Fake is one fake gateway. Serve Handler on a listener; Close waits for
 // its background callbacks.
@@ -45,6 +54,12 @@ type Fake struct {
 	sends    map[string]int     // refund calls per out_request_no
 	switches Switches
 	seq      int
+	clock    func() time.Time
+	// The statement's knobs (statement.go): lines left out, payment lines
+	// listed with another amount, and the download URLs handed out.
+	drop  map[string]bool
+	alter map[string]int64
+	bills map[string]string // fileId → bill day
 	// notifyOverride, when set, replaces every trade's notify_url.
 	notifyOverride string
 }
@@ -55,17 +70,22 @@ type Switches struct {
 	DropRefundNotify  bool // refund without the callback
 	RefundInProgress  bool // answer refunds fund_change=N: only the query confirms
 	TimeoutRefunds    int  // the next n refund calls are recorded, then never answered
+	TamperBillAnswer  bool // alter the bill download URL answer after signing it
+	CorruptBill       bool // flip a byte inside the bill zip's detail file (its CRC-32 fails)
 }
 
 type trade struct {
 	OutTradeNo, TradeNo, Subject, NotifyURL string
 	TotalAmount                             string
 	Status                                  sdk.TradeStatus
-	Refunded                                int64 // cents refunded so far
+	Refunded                                int64     // cents refunded so far
+	PaidAt                                  time.Time // gmt_payment; zero until paid
 }
 
 type refund struct {
 	OutRequestNo, OutTradeNo, Amount string
+	At                               time.Time // gmt_refund
+	Dashboard                        bool      // made in the dashboard, not through the gateway
 }
 
 // New generates the fake's two key pairs (the app's and "Alipay's").
@@ -94,6 +114,7 @@ func New() (*Fake, error) {
 		signer:          signer, appPub: &appKey.PublicKey,
 		out: &http.Client{Timeout: 10 * time.Second}, ctx: ctx, cancel: cancel,
 		trades: map[string]*trade{}, refunds: map[string]*refund{}, sends: map[string]int{},
+		clock: time.Now, drop: map[string]bool{}, alter: map[string]int64{}, bills: map[string]string{},
 	}, nil
 }
 
@@ -115,16 +136,34 @@ func (f *Fake) RefundSends(outRequestNo string) int {
 	return f.sends[outRequestNo]
 }
 
-// Refunded lists the out_request_no of every refund recorded.
+// Refunded lists the out_request_no of every refund recorded through the
+// gateway (a DashboardRefund is not one: orderflow never asked for it).
 func (f *Fake) Refunded() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]string, 0, len(f.refunds))
-	for no := range f.refunds {
-		out = append(out, no)
+	for no, r := range f.refunds {
+		if !r.Dashboard {
+			out = append(out, no)
+		}
 	}
 	return out
 }
+
+// SetClock makes now the fake's clock for every time it records (payments,
+// refunds, notifications) and for which bill days are over; nil is
+// time.Now.
+func (f *Fake) SetClock(now func() time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if now == nil {
+		now = time.Now
+	}
+	f.clock = now
+}
+
+// now is the fake's clock in Beijing time, Alipay's. f.mu is held.
+func (f *Fake) now() time.Time { return f.clock().In(beijing) }
 
 // Close stops background callbacks and waits for them.
 func (f *Fake) Close() {

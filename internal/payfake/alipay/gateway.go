@@ -16,6 +16,10 @@ import (
 // Handler is the gateway: POST form-encoded, the method in "method".
 func (f *Fake) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == billPath {
+			f.serveBill(w, r)
+			return
+		}
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, "bad form", http.StatusBadRequest)
 			return
@@ -49,6 +53,9 @@ func (f *Fake) Handler() http.Handler {
 			f.answer(w, name, ans)
 		case "alipay.trade.fastpay.refund.query":
 			f.answer(w, name, f.refundQuery(str("out_request_no")))
+		case "alipay.data.dataservice.bill.downloadurl.query":
+			ans, tamper := f.billURL(r, str("bill_type"), str("bill_date"))
+			f.write(w, name, ans, tamper)
 		default:
 			f.answer(w, name, map[string]any{"code": "40004", "msg": "Business Failed", "sub_code": "ACQ.INVALID_METHOD"})
 		}
@@ -68,6 +75,12 @@ func (f *Fake) verifyApp(form url.Values) bool {
 
 // answer writes {"<name>": body, "sign": RSA2 of body's exact bytes}.
 func (f *Fake) answer(w http.ResponseWriter, name string, body map[string]any) {
+	f.write(w, name, body, false)
+}
+
+// write is answer, with body changed after signing when tamper is set (the
+// signature no longer verifies).
+func (f *Fake) write(w http.ResponseWriter, name string, body map[string]any, tamper bool) {
 	if _, ok := body["msg"]; !ok {
 		body["msg"] = "Success"
 	}
@@ -76,6 +89,9 @@ func (f *Fake) answer(w http.ResponseWriter, name string, body map[string]any) {
 	if err != nil {
 		http.Error(w, "sign", http.StatusInternalServerError)
 		return
+	}
+	if tamper {
+		data = append(data[:len(data)-1], `,"tampered":"1"}`...)
 	}
 	w.Header().Set("Content-Type", "application/json;charset=utf-8")
 	nameJSON, _ := json.Marshal(name)
@@ -109,8 +125,12 @@ func (f *Fake) query(outTradeNo string) map[string]any {
 	if !ok {
 		return notExist()
 	}
-	return map[string]any{"code": "10000", "out_trade_no": t.OutTradeNo, "trade_no": t.TradeNo,
+	ans := map[string]any{"code": "10000", "out_trade_no": t.OutTradeNo, "trade_no": t.TradeNo,
 		"trade_status": string(t.Status), "total_amount": t.TotalAmount}
+	if !t.PaidAt.IsZero() {
+		ans["send_pay_date"] = t.PaidAt.Format(timeLayout)
+	}
+	return ans
 }
 
 // refund records a refund once per out_request_no (a repeat refunds nothing
@@ -133,7 +153,8 @@ func (f *Fake) refund(outTradeNo, outRequestNo, amount string) (map[string]any, 
 				"sub_code": "ACQ.REFUND_AMT_NOT_EQUAL_TOTAL", "sub_msg": "退款金额超限"}, false
 		}
 		t.Refunded += cents
-		f.refunds[outRequestNo] = &refund{OutRequestNo: outRequestNo, OutTradeNo: outTradeNo, Amount: amount}
+		r := &refund{OutRequestNo: outRequestNo, OutTradeNo: outTradeNo, Amount: amount, At: f.now()}
+		f.refunds[outRequestNo] = r
 		if t.Refunded == total {
 			t.Status = sdk.TradeStatusClosed
 		}
@@ -141,7 +162,7 @@ func (f *Fake) refund(outTradeNo, outRequestNo, amount string) (map[string]any, 
 			change = "Y"
 		}
 		if !f.switches.DropRefundNotify {
-			f.notifyLater(t, refundValues(t, outRequestNo, amount))
+			f.notifyLater(t, refundValues(t, r))
 		}
 	}
 	if f.switches.TimeoutRefunds > 0 {

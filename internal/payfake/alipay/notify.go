@@ -40,8 +40,12 @@ func (f *Fake) Pay(ctx context.Context, outTradeNo string, o PayOptions) ([]Answ
 		f.mu.Unlock()
 		return nil, fmt.Errorf("alipay fake: no trade %s (check out first)", outTradeNo)
 	}
+	now := f.now()
 	if !o.Tamper {
 		t.Status = sdk.TradeStatusSuccess
+		if t.PaidAt.IsZero() {
+			t.PaidAt = now
+		}
 	}
 	drop := f.switches.DropPaymentNotify
 	snapshot := *t
@@ -49,7 +53,10 @@ func (f *Fake) Pay(ctx context.Context, outTradeNo string, o PayOptions) ([]Answ
 	if drop {
 		return nil, nil
 	}
-	values, err := f.signed(paidValues(&snapshot))
+	if snapshot.PaidAt.IsZero() {
+		snapshot.PaidAt = now
+	}
+	values, err := f.signed(paidValues(&snapshot, now))
 	if err != nil {
 		return nil, err
 	}
@@ -71,34 +78,39 @@ func (f *Fake) Pay(ctx context.Context, outTradeNo string, o PayOptions) ([]Answ
 	return out, nil
 }
 
-func common(t *trade) url.Values {
-	now := time.Now().In(time.FixedZone("CST", 8*3600)).Format("2006-01-02 15:04:05")
+// timeLayout is how Alipay writes a time, in Beijing time.
+const timeLayout = "2006-01-02 15:04:05"
+
+// common is what every notification of trade t carries, sent at now (the
+// fake's clock).
+func common(t *trade, now time.Time) url.Values {
+	at := now.Format(timeLayout)
 	return url.Values{
-		"notify_time": {now}, "notify_type": {"trade_status_sync"}, "notify_id": {"n" + t.TradeNo + fmt.Sprint(time.Now().UnixNano())},
+		"notify_time": {at}, "notify_type": {"trade_status_sync"}, "notify_id": {"n" + t.TradeNo + fmt.Sprint(time.Now().UnixNano())},
 		"app_id": {AppID}, "charset": {"utf-8"}, "version": {"1.0"},
 		"trade_no": {t.TradeNo}, "out_trade_no": {t.OutTradeNo}, "total_amount": {t.TotalAmount},
-		"subject": {t.Subject}, "gmt_create": {now}, "seller_id": {"2088000000000001"}, "buyer_id": {"2088000000000002"},
+		"subject": {t.Subject}, "gmt_create": {at}, "seller_id": {SellerID}, "buyer_id": {"2088000000000002"},
 	}
 }
 
-func paidValues(t *trade) url.Values {
-	v := common(t)
+func paidValues(t *trade, now time.Time) url.Values {
+	v := common(t, now)
 	v.Set("trade_status", string(sdk.TradeStatusSuccess))
 	v.Set("receipt_amount", t.TotalAmount)
 	v.Set("buyer_pay_amount", t.TotalAmount)
-	v.Set("gmt_payment", v.Get("notify_time"))
+	v.Set("gmt_payment", t.PaidAt.In(beijing).Format(timeLayout))
 	return v
 }
 
-// refundValues is Alipay's notification of a refund: the trade closed
+// refundValues is Alipay's notification of refund r: the trade closed
 // once refunded in full (TRADE_SUCCESS after a part), out_biz_no the
 // refund's out_request_no.
-func refundValues(t *trade, outRequestNo, amount string) url.Values {
-	v := common(t)
+func refundValues(t *trade, r *refund) url.Values {
+	v := common(t, r.At)
 	v.Set("trade_status", string(t.Status)) // TRADE_SUCCESS after a partial refund
-	v.Set("out_biz_no", outRequestNo)
-	v.Set("refund_fee", amount)
-	v.Set("gmt_refund", v.Get("notify_time"))
+	v.Set("out_biz_no", r.OutRequestNo)
+	v.Set("refund_fee", r.Amount)
+	v.Set("gmt_refund", r.At.Format(timeLayout))
 	return v
 }
 

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"time"
 )
 
 // createIntent is POST /v1/payment_intents.
@@ -18,11 +17,8 @@ func (f *Fake) createIntent(w http.ResponseWriter, r *http.Request) {
 		f.fail(w, http.StatusBadRequest, "invalid_request_error", "parameter_missing", "amount and currency are required")
 		return
 	}
-	id := "pi_" + randHex(12)
-	in := &intent{ID: id, Currency: currency, Description: r.PostForm.Get("description"), Amount: amount,
-		Status: "requires_payment_method", Secret: id + "_secret_" + randHex(12), Metadata: metadata(r.PostForm), Created: time.Now()}
 	f.mu.Lock()
-	f.intents[id] = in
+	in := f.newIntentLocked(currency, r.PostForm.Get("description"), amount, metadata(r.PostForm))
 	body := encode(in.object())
 	f.mu.Unlock()
 	f.remember(r, http.StatusOK, body)
@@ -34,7 +30,7 @@ func (f *Fake) retrieveIntent(w http.ResponseWriter, r *http.Request) {
 	in := f.intents[r.PathValue("id")]
 	var body []byte
 	if in != nil {
-		body = encode(in.object())
+		body = encode(f.intentObjectLocked(in, expands(r.Form, "latest_charge")))
 	}
 	f.mu.Unlock()
 	if in == nil {
@@ -54,10 +50,11 @@ func (f *Fake) searchIntents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var data []map[string]any
+	expand := expands(r.Form, "data.latest_charge")
 	f.mu.Lock()
 	for _, in := range f.intents {
 		if in.Metadata[m[1]] == m[2] {
-			data = append(data, in.object())
+			data = append(data, f.intentObjectLocked(in, expand))
 		}
 	}
 	f.mu.Unlock()
@@ -100,9 +97,7 @@ func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request) {
 		f.fail(w, http.StatusBadRequest, "invalid_request_error", "amount_too_large", "refund amount is greater than unrefunded amount")
 		return
 	}
-	rf := &refund{ID: "re_" + randHex(12), Intent: piID, Status: "pending", Amount: amount,
-		Metadata: metadata(r.PostForm), Created: time.Now()}
-	f.refunds[rf.ID] = rf
+	rf := f.newRefundLocked(in, amount, metadata(r.PostForm))
 	body := encode(rf.object(in.Currency))
 	rf.Status = "succeeded"
 	if !f.DropRefundNotify.Load() {
@@ -130,8 +125,8 @@ func (discard) WriteHeader(int)             {}
 
 func (f *Fake) refundedLocked(piID string) int64 {
 	var sum int64
-	for _, rf := range f.refunds {
-		if rf.Intent == piID && rf.Status != "failed" && rf.Status != "canceled" {
+	for _, rf := range f.byIntent[piID] {
+		if rf.Status != "failed" && rf.Status != "canceled" {
 			sum += rf.Amount
 		}
 	}
@@ -144,10 +139,8 @@ func (f *Fake) listRefunds(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	in := f.intents[piID]
 	if in != nil {
-		for _, rf := range f.refunds {
-			if rf.Intent == piID {
-				data = append(data, rf.object(in.Currency))
-			}
+		for _, rf := range f.byIntent[piID] {
+			data = append(data, rf.object(in.Currency))
 		}
 	}
 	f.mu.Unlock()
@@ -183,16 +176,54 @@ func (in *intent) object() map[string]any {
 		"confirmation_method": "automatic", "payment_method_types": []string{"card"}, "latest_charge": nil,
 	}
 	if in.Status == "succeeded" {
-		o["latest_charge"] = "ch_" + in.ID[3:]
+		o["latest_charge"] = chargeID(in.ID)
 	}
 	return o
 }
+
+// intentObjectLocked is the intent with latest_charge expanded when asked
+// (expand[]=latest_charge) and there is one; f.mu held.
+func (f *Fake) intentObjectLocked(in *intent, expandCharge bool) map[string]any {
+	o := in.object()
+	if expandCharge && in.Status == "succeeded" {
+		o["latest_charge"] = f.chargeLocked(in)
+	}
+	return o
+}
+
+// newIntentLocked records a PaymentIntent awaiting payment; f.mu held.
+func (f *Fake) newIntentLocked(currency, description string, amount int64, meta map[string]string) *intent {
+	id := "pi_" + randHex(12)
+	in := &intent{ID: id, Currency: currency, Description: description, Amount: amount,
+		Status: "requires_payment_method", Secret: id + "_secret_" + randHex(12), Metadata: meta, Created: f.now()}
+	f.intents[id] = in
+	if no := meta["order_no"]; no != "" && f.byOrder[no] == nil {
+		f.byOrder[no] = in
+	}
+	return in
+}
+
+// newRefundLocked records a pending refund of the intent and its balance
+// transaction (Stripe debits the balance when the refund is created); the
+// caller has checked the amount; f.mu held.
+func (f *Fake) newRefundLocked(in *intent, amount int64, meta map[string]string) *refund {
+	rf := &refund{ID: "re_" + randHex(12), Intent: in.ID, Status: "pending", Amount: amount,
+		Metadata: meta, Created: f.now()}
+	f.refunds[rf.ID] = rf
+	f.byIntent[in.ID] = append(f.byIntent[in.ID], rf)
+	rf.TxnID = f.ledger.add(&txn{Type: "refund", Category: "refund", Created: rf.Created,
+		Amount: -amount, Currency: in.Currency, Ref: rf.ID, refund: rf})
+	return rf
+}
+
+// chargeID is the id of an intent's (one) charge.
+func chargeID(intentID string) string { return "ch_" + intentID[3:] }
 
 // object is the refund as Stripe's JSON; f.mu held.
 func (rf *refund) object(currency string) map[string]any {
 	return map[string]any{
 		"id": rf.ID, "object": "refund", "amount": rf.Amount, "currency": currency,
-		"payment_intent": rf.Intent, "charge": "ch_" + rf.Intent[3:], "status": rf.Status,
-		"metadata": rf.Metadata, "created": unix(rf.Created), "reason": nil,
+		"payment_intent": rf.Intent, "charge": chargeID(rf.Intent), "status": rf.Status,
+		"balance_transaction": rf.TxnID, "metadata": rf.Metadata, "created": unix(rf.Created), "reason": nil,
 	}
 }

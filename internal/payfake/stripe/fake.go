@@ -4,9 +4,11 @@
 // them for PaymentIntents (create, retrieve, search by metadata) and refunds
 // (create, retrieve, list by payment_intent), Bearer-key auth, idempotency on
 // Idempotency-Key, disputes opened, updated and closed by the test
-// (disputes.go), and webhooks signed like Stripe (t=…,v1=… HMAC-SHA256,
-// by stripe-go's webhook.GenerateTestSignedPayload). Switches drop webhooks,
-// make the refund call time out after it was recorded, and spoil webhooks.
+// (disputes.go), the balance transactions of everything it processed, paged
+// as Stripe pages them (statement.go), and webhooks signed like Stripe
+// (t=…,v1=… HMAC-SHA256, by stripe-go's webhook.GenerateTestSignedPayload).
+// Switches drop webhooks, make the refund call time out after it was
+// recorded, and spoil webhooks; a settable clock dates what it records.
 package stripe
 
 import (
@@ -34,18 +36,25 @@ type Fake struct {
 	// RefundTimeout: a refund is recorded (and succeeds) but its answer
 	// never comes; the caller's timeout fires.
 	RefundTimeout atomic.Bool
+	// Currency is the currency of an intent the fake starts itself
+	// (PayUnseen for an order never checked out); set it before use.
+	Currency string
 
 	srv  *httptest.Server
 	hold chan struct{}  // closed by Close: releases held answers
 	wg   sync.WaitGroup // webhooks in flight
 
 	mu         sync.Mutex
+	now        func() time.Time // SetClock; every time the fake records
 	webhookURL string
 	intents    map[string]*intent    // by id
+	byOrder    map[string]*intent    // an order's first intent, by metadata[order_no]
 	refunds    map[string]*refund    // by id
+	byIntent   map[string][]*refund  // a PaymentIntent's refunds
 	idem       map[string]idemAnswer // by Idempotency-Key
 	sends      map[string]int        // refund creations received, by Idempotency-Key
 	disputes   map[string]*dispute   // by id
+	ledger     txnLedger             // balance transactions (statement.go)
 }
 
 type intent struct {
@@ -53,6 +62,8 @@ type intent struct {
 	Amount, Received                          int64
 	Metadata                                  map[string]string
 	Created                                   time.Time
+	PaidAt                                    time.Time // its charge's created, once succeeded
+	TxnID                                     string    // its charge's balance transaction
 }
 
 type refund struct {
@@ -60,6 +71,7 @@ type refund struct {
 	Amount             int64
 	Metadata           map[string]string
 	Created            time.Time
+	TxnID              string // its balance transaction
 }
 
 // idemAnswer is the first answer under an Idempotency-Key, replayed to any
@@ -75,9 +87,13 @@ func New() *Fake {
 	f := &Fake{
 		SecretKey:     "sk_test_" + randHex(12),
 		WebhookSecret: "whsec_" + randHex(16),
+		Currency:      "cny",
 		hold:          make(chan struct{}),
+		now:           time.Now,
 		intents:       map[string]*intent{},
+		byOrder:       map[string]*intent{},
 		refunds:       map[string]*refund{},
+		byIntent:      map[string][]*refund{},
 		idem:          map[string]idemAnswer{},
 		sends:         map[string]int{},
 		disputes:      map[string]*dispute{},
@@ -85,6 +101,17 @@ func New() *Fake {
 	f.srv = httptest.NewServer(f.routes())
 	f.URL = f.srv.URL
 	return f
+}
+
+// SetClock sets the clock every time the fake records is read from (an
+// intent's, a charge's, a refund's, a dispute's created, an event's
+// created), so a test can put payments on a past day; time.Now by default.
+// Webhook signatures keep the real time: Stripe's tolerance is checked
+// against the receiver's clock.
+func (f *Fake) SetClock(now func() time.Time) {
+	f.mu.Lock()
+	f.now = now
+	f.mu.Unlock()
 }
 
 // SetWebhookURL is the endpoint webhooks go to (a Dashboard setting at Stripe).
@@ -123,6 +150,7 @@ func (f *Fake) routes() http.Handler {
 	mux.HandleFunc("POST /v1/refunds", f.authed(f.createRefund))
 	mux.HandleFunc("GET /v1/refunds", f.authed(f.listRefunds))
 	mux.HandleFunc("GET /v1/refunds/{id}", f.authed(f.retrieveRefund))
+	mux.HandleFunc("GET /v1/balance_transactions", f.authed(f.listBalanceTransactions))
 	return mux
 }
 

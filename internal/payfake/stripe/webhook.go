@@ -21,7 +21,8 @@ type Notification struct {
 
 // Pay succeeds the order's PaymentIntent (found by metadata[order_no]), as
 // the buyer confirming it would, and sends payment_intent.succeeded unless
-// DropPayNotify is set. It returns the webhook (sent or not).
+// DropPayNotify is set. It returns the webhook (sent or not). The intent's
+// charge is created at the fake's clock, and listed in its statement.
 func (f *Fake) Pay(ctx context.Context, orderNo string) (*Notification, int, error) {
 	f.mu.Lock()
 	in := f.intentLocked(orderNo)
@@ -29,8 +30,10 @@ func (f *Fake) Pay(ctx context.Context, orderNo string) (*Notification, int, err
 		f.mu.Unlock()
 		return nil, 0, fmt.Errorf("stripe fake: no payment intent for order %s", orderNo)
 	}
-	in.Status, in.Received = "succeeded", in.Amount
-	n := f.eventLocked("payment_intent.succeeded", in.object(), f.WebhookSecret)
+	if in.Status != "succeeded" { // paid again: the webhook once more, no second charge
+		f.succeedLocked(in, in.Amount)
+	}
+	n := f.eventLocked("payment_intent.succeeded", in.object(), f.WebhookSecret, in.PaidAt)
 	f.mu.Unlock()
 	if f.DropPayNotify.Load() {
 		return n, 0, nil
@@ -56,7 +59,7 @@ func (f *Fake) intentEvent(intentID, secret string) (*Notification, error) {
 	if in == nil {
 		return nil, fmt.Errorf("stripe fake: no payment intent %s", intentID)
 	}
-	return f.eventLocked("payment_intent.succeeded", in.object(), secret), nil
+	return f.eventLocked("payment_intent.succeeded", in.object(), secret, in.PaidAt), nil
 }
 
 // ForgedNotification is a payment_intent.succeeded for the order's intent
@@ -76,7 +79,7 @@ func (f *Fake) ForgedNotification(orderNo string, misSign bool) (*Notification, 
 	if misSign {
 		secret = "whsec_" + randHex(16)
 	}
-	return f.eventLocked("payment_intent.succeeded", c.object(), secret), nil
+	return f.eventLocked("payment_intent.succeeded", c.object(), secret, time.Time{}), nil
 }
 
 // IntentID is the id of the order's PaymentIntent, its trade number.
@@ -90,15 +93,7 @@ func (f *Fake) IntentID(orderNo string) string {
 }
 
 // intentLocked is the order's first PaymentIntent; f.mu held.
-func (f *Fake) intentLocked(orderNo string) *intent {
-	var in *intent
-	for _, c := range f.intents {
-		if c.Metadata["order_no"] == orderNo && (in == nil || c.Created.Before(in.Created)) {
-			in = c
-		}
-	}
-	return in
-}
+func (f *Fake) intentLocked(orderNo string) *intent { return f.byOrder[orderNo] }
 
 // Tampered is a copy of n whose body changed after signing (a larger amount).
 func (n *Notification) Tampered() *Notification {
@@ -126,11 +121,15 @@ func (n *Notification) Send(ctx context.Context) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// eventLocked wraps object in a Stripe event and signs it; f.mu held.
-func (f *Fake) eventLocked(typ string, object map[string]any, secret string) *Notification {
+// eventLocked wraps object in a Stripe event created at created (the
+// fake's clock when zero) and signs it at the real time; f.mu held.
+func (f *Fake) eventLocked(typ string, object map[string]any, secret string, created time.Time) *Notification {
+	if created.IsZero() {
+		created = f.now()
+	}
 	body := encode(map[string]any{
 		"id": "evt_" + randHex(12), "object": "event", "api_version": sdk.APIVersion,
-		"created": time.Now().Unix(), "type": typ, "data": map[string]any{"object": object},
+		"created": created.Unix(), "type": typ, "data": map[string]any{"object": object},
 		"livemode": false, "pending_webhooks": 1,
 		"request": map[string]any{"id": nil, "idempotency_key": nil},
 	})
@@ -146,7 +145,7 @@ func (f *Fake) eventLocked(typ string, object map[string]any, secret string) *No
 // sendAsyncLocked delivers a webhook in the background, retrying a few
 // times on a non-2xx as Stripe does (on a much shorter schedule); f.mu held.
 func (f *Fake) sendAsyncLocked(typ string, object map[string]any) {
-	n := f.eventLocked(typ, object, f.WebhookSecret)
+	n := f.eventLocked(typ, object, f.WebhookSecret, time.Time{})
 	if n.URL == "" {
 		return
 	}

@@ -1,9 +1,10 @@
 // Package alipay is Alipay's open platform (RSA2) as a pay.Provider, through
 // github.com/smartwalle/alipay/v3: precreate (a QR code) for checkout,
 // alipay.trade.query, alipay.trade.refund with out_request_no = refund_no,
-// alipay.trade.fastpay.refund.query, and notifications verified with
-// Alipay's public key before anything is read. The SDK does every signature
-// and verification; this package only maps fields and amounts.
+// alipay.trade.fastpay.refund.query, notifications verified with Alipay's
+// public key before anything is read, and the daily trade bill as
+// pay.Statements (statement.go, bill.go). The SDK does every signature and
+// verification; this package only maps fields and amounts.
 package alipay
 
 import (
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"orderflow/internal/infra/pay"
@@ -33,6 +35,7 @@ type Config struct {
 // Provider talks to Alipay.
 type Provider struct {
 	c     *sdk.Client
+	dl    *http.Client // bill downloads: a whole day's file, so no per-call Timeout
 	appID string
 	cfg   Config
 }
@@ -55,7 +58,8 @@ func New(cfg Config) (*Provider, error) {
 	if err := c.LoadAliPayPublicKey(cfg.PublicKey); err != nil {
 		return nil, errors.New("alipay: Alipay's public key does not parse as an RSA public key")
 	}
-	return &Provider{c: c, appID: cfg.AppID, cfg: cfg}, nil
+	dl := &http.Client{Timeout: billDownloadTimeout, Transport: tracing.Transport(nil)}
+	return &Provider{c: c, dl: dl, appID: cfg.AppID, cfg: cfg}, nil
 }
 
 // Name is pay.NameAlipay.
@@ -67,7 +71,7 @@ func (p *Provider) Checkout(ctx context.Context, req pay.CheckoutRequest) (*pay.
 	rsp, err := p.c.TradePreCreate(ctx, sdk.TradePreCreate{Trade: sdk.Trade{
 		NotifyURL: p.cfg.NotifyURL, Subject: req.Subject, OutTradeNo: req.OrderNo,
 		TotalAmount: Yuan(req.AmountCents), ProductCode: "FACE_TO_FACE_PAYMENT",
-		TimeExpire: req.ExpiresAt.In(beijing).Format("2006-01-02 15:04:05"),
+		TimeExpire: req.ExpiresAt.In(beijing).Format(timeLayout),
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("alipay precreate %s: %w", req.OrderNo, err)
@@ -81,7 +85,8 @@ func (p *Provider) Checkout(ctx context.Context, req pay.CheckoutRequest) (*pay.
 // Parse verifies the form's RSA2 signature with Alipay's public key (the
 // SDK's DecodeNotification) before reading it. A refund shows as
 // out_biz_no (= out_request_no) with gmt_refund; a paid trade as
-// TRADE_SUCCESS or TRADE_FINISHED; anything else is acknowledged and ignored.
+// TRADE_SUCCESS or TRADE_FINISHED, at gmt_payment; anything else is
+// acknowledged and ignored.
 func (p *Provider) Parse(r *http.Request, body []byte) (*pay.Event, error) {
 	values, err := url.ParseQuery(string(body))
 	if err != nil {
@@ -106,7 +111,8 @@ func (p *Provider) Parse(r *http.Request, body []byte) (*pay.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pay.Event{Paid: &pay.Paid{OrderNo: n.OutTradeNo, TradeNo: n.TradeNo, AmountCents: cents}}, nil
+	return &pay.Event{Paid: &pay.Paid{OrderNo: n.OutTradeNo, TradeNo: n.TradeNo, AmountCents: cents,
+		At: alipayTime(n.GmtPayment)}}, nil
 }
 
 // Answer is Alipay's convention: the text "success" once recorded;
@@ -120,7 +126,8 @@ func (p *Provider) Answer(w http.ResponseWriter, ok bool) {
 	_, _ = w.Write([]byte("fail"))
 }
 
-// QueryPayment asks alipay.trade.query by out_trade_no.
+// QueryPayment asks alipay.trade.query by out_trade_no; its send_pay_date
+// is the payment's time.
 func (p *Provider) QueryPayment(ctx context.Context, orderNo, _ string) (*pay.Paid, error) {
 	rsp, err := p.c.TradeQuery(ctx, sdk.TradeQuery{OutTradeNo: orderNo})
 	if err != nil {
@@ -139,7 +146,8 @@ func (p *Provider) QueryPayment(ctx context.Context, orderNo, _ string) (*pay.Pa
 	if err != nil {
 		return nil, err
 	}
-	return &pay.Paid{OrderNo: rsp.OutTradeNo, TradeNo: rsp.TradeNo, AmountCents: cents}, nil
+	return &pay.Paid{OrderNo: rsp.OutTradeNo, TradeNo: rsp.TradeNo, AmountCents: cents,
+		At: alipayTime(rsp.SendPayDate)}, nil
 }
 
 // Refund calls alipay.trade.refund with out_request_no = refund_no, so a
@@ -181,4 +189,18 @@ func (p *Provider) QueryRefund(ctx context.Context, req pay.RefundRequest) (stri
 		return "", pay.ErrNotFound
 	}
 	return "", fmt.Errorf("alipay refund.query %s: %w", req.RefundNo, rsp.Error)
+}
+
+// timeLayout is how Alipay writes a time (gmt_payment, send_pay_date, the
+// bill's 完成时间), always Beijing time.
+const timeLayout = "2006-01-02 15:04:05"
+
+// alipayTime reads an Alipay time; zero when absent or not one (a payment
+// is never refused for its time: Paid.At may be zero).
+func alipayTime(s string) time.Time {
+	t, err := time.ParseInLocation(timeLayout, strings.TrimSpace(s), beijing)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }

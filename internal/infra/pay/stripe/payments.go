@@ -3,6 +3,7 @@ package stripe
 import (
 	"context"
 	"fmt"
+	"time"
 
 	sdk "github.com/stripe/stripe-go/v83"
 
@@ -36,12 +37,16 @@ func (p *Provider) Checkout(ctx context.Context, req pay.CheckoutRequest) (*pay.
 }
 
 // QueryPayment retrieves the intent by ref; without one (the checkout's
-// answer was lost) it searches by metadata[order_no].
+// answer was lost) it searches by metadata[order_no]. Either way the intent
+// comes with latest_charge expanded: the charge's created is the payment's
+// time, the one its balance transaction (and so its statement day) carries.
 func (p *Provider) QueryPayment(ctx context.Context, orderNo, ref string) (*pay.Paid, error) {
 	if ref == "" {
 		return p.searchPayment(ctx, orderNo)
 	}
-	pi, err := p.client.V1PaymentIntents.Retrieve(ctx, ref, nil)
+	params := &sdk.PaymentIntentRetrieveParams{}
+	params.AddExpand("latest_charge")
+	pi, err := p.client.V1PaymentIntents.Retrieve(ctx, ref, params)
 	if notFound(err) {
 		return nil, pay.ErrNotFound
 	}
@@ -51,19 +56,20 @@ func (p *Provider) QueryPayment(ctx context.Context, orderNo, ref string) (*pay.
 	if pi.Metadata[metaOrderNo] != orderNo {
 		return nil, fmt.Errorf("stripe retrieve payment intent %s: it belongs to order %q", orderNo, pi.Metadata[metaOrderNo])
 	}
-	return p.paid(pi)
+	return p.paid(pi, 0)
 }
 
 func (p *Provider) searchPayment(ctx context.Context, orderNo string) (*pay.Paid, error) {
 	params := &sdk.PaymentIntentSearchParams{}
 	params.Query = fmt.Sprintf("metadata['%s']:'%s'", metaOrderNo, orderNo)
+	params.AddExpand("data.latest_charge")
 	found := false
 	for pi, err := range p.client.V1PaymentIntents.Search(ctx, params) {
 		if err != nil {
 			return nil, callErr("search payment intents "+orderNo, err)
 		}
 		found = true
-		if paid, err := p.paid(pi); paid != nil || err != nil {
+		if paid, err := p.paid(pi, 0); paid != nil || err != nil {
 			return paid, err
 		}
 	}
@@ -73,8 +79,10 @@ func (p *Provider) searchPayment(ctx context.Context, orderNo string) (*pay.Paid
 	return nil, nil
 }
 
-// paid maps a succeeded intent to a payment; nil while it is not.
-func (p *Provider) paid(pi *sdk.PaymentIntent) (*pay.Paid, error) {
+// paid maps a succeeded intent to a payment; nil while it is not. At is its
+// latest charge's created when the charge is expanded, else eventAt (the
+// payment_intent.succeeded event's created, Unix seconds; 0 for none).
+func (p *Provider) paid(pi *sdk.PaymentIntent, eventAt int64) (*pay.Paid, error) {
 	if pi == nil || pi.Status != sdk.PaymentIntentStatusSucceeded {
 		return nil, nil
 	}
@@ -89,5 +97,13 @@ func (p *Provider) paid(pi *sdk.PaymentIntent) (*pay.Paid, error) {
 	if amount == 0 {
 		amount = pi.Amount
 	}
-	return &pay.Paid{OrderNo: orderNo, TradeNo: pi.ID, AmountCents: amount}, nil
+	paid := &pay.Paid{OrderNo: orderNo, TradeNo: pi.ID, AmountCents: amount}
+	at := eventAt
+	if pi.LatestCharge != nil && pi.LatestCharge.Created > 0 {
+		at = pi.LatestCharge.Created
+	}
+	if at > 0 {
+		paid.At = time.Unix(at, 0).UTC()
+	}
+	return paid, nil
 }

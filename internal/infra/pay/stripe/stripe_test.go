@@ -103,13 +103,17 @@ func TestCheckoutPayAndWebhook(t *testing.T) {
 		t.Fatalf("retrieve of an unknown intent: %v, want ErrNotFound", err)
 	}
 
+	// The intent was created at checkout; its charge, the payment's time,
+	// comes later (on another day, here).
+	paidAt := time.Now().Add(30 * time.Hour).UTC().Truncate(time.Second)
+	b.fake.SetClock(func() time.Time { return paidAt })
 	n, status, err := b.fake.Pay(ctx, "O1001")
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("webhook answered %d, %v; want 200", status, err)
 	}
-	want := pay.Paid{OrderNo: "O1001", TradeNo: co.Ref, AmountCents: 5000}
+	want := pay.Paid{OrderNo: "O1001", TradeNo: co.Ref, AmountCents: 5000, At: paidAt}
 	if ev := b.waitEvents(t, 1)[0]; ev.Paid == nil || *ev.Paid != want {
-		t.Fatalf("parsed %+v, want %+v", ev.Paid, want)
+		t.Fatalf("parsed %+v, want %+v (At the charge's time)", ev.Paid, want)
 	}
 	for _, ref := range []string{co.Ref, ""} {
 		if paid, err := b.p.QueryPayment(ctx, "O1001", ref); err != nil || paid == nil || *paid != want {

@@ -37,7 +37,9 @@ func (p *Provider) Parse(r *http.Request, body []byte) (*pay.Event, error) {
 		if err := json.Unmarshal(ev.Data.Raw, &pi); err != nil {
 			return nil, fmt.Errorf("stripe webhook %s: decode payment intent: %w", ev.ID, err)
 		}
-		paid, err := p.paid(&pi)
+		// A webhook's intent names its charge by id only; the event is
+		// created when the intent succeeds, its charge a moment before.
+		paid, err := p.paid(&pi, ev.Created)
 		if err != nil {
 			return nil, err
 		}

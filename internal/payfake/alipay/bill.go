@@ -1,0 +1,144 @@
+package alipay
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"time"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/transform"
+)
+
+// detailHeader is the detail file's column header, as Alipay writes it.
+var detailHeader = []string{"支付宝交易号", "商户订单号", "业务类型", "商品名称", "创建时间", "完成时间",
+	"门店编号", "门店名称", "操作员", "终端号", "对方账户", "订单金额（元）", "商家实收（元）", "支付宝红包（元）",
+	"集分宝（元）", "支付宝优惠（元）", "商家优惠（元）", "券核销金额（元）", "券名称", "商家红包消费金额（元）",
+	"卡消费金额（元）", "退款批次号/请求号", "服务费（元）", "分润（元）", "备注"}
+
+// summaryHeader is the summary file's column header.
+var summaryHeader = []string{"门店编号", "门店名称", "交易订单总笔数", "退款订单总笔数", "订单金额（元）",
+	"商家实收（元）", "支付宝优惠（元）", "商家优惠（元）", "卡消费金额（元）", "服务费（元）", "分润（元）", "实收净额（元）"}
+
+// billZip is the day's trade bill as Alipay serves it: a zip of the detail
+// and the summary CSV, names and contents in GBK, lines ending CRLF. When
+// corrupt, a byte inside the detail's compressed data is flipped.
+func billZip(day string, rows []billRow, exported time.Time, corrupt bool) ([]byte, error) {
+	start, err := time.ParseInLocation(time.DateOnly, day, beijing)
+	if err != nil {
+		return nil, err
+	}
+	ymd := start.Format("20060102")
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, file := range []struct {
+		name  string
+		write func(*csv.Writer)
+	}{
+		{SellerID + "_" + ymd + "_业务明细.csv", func(w *csv.Writer) { writeDetail(w, start, rows, exported) }},
+		{SellerID + "_" + ymd + "_业务明细(汇总).csv", func(w *csv.Writer) { writeSummary(w, start, rows, exported) }},
+	} {
+		name, err := simplifiedchinese.GBK.NewEncoder().String(file.name)
+		if err != nil {
+			return nil, err
+		}
+		fw, err := zw.CreateHeader(&zip.FileHeader{Name: name, NonUTF8: true, Method: zip.Deflate, Modified: exported})
+		if err != nil {
+			return nil, err
+		}
+		gbk := transform.NewWriter(fw, encoding.ReplaceUnsupported(simplifiedchinese.GBK.NewEncoder()))
+		w := csv.NewWriter(gbk)
+		w.UseCRLF = true
+		file.write(w)
+		if w.Flush(); w.Error() != nil {
+			return nil, w.Error()
+		}
+		if err := gbk.Close(); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	out := buf.Bytes()
+	if corrupt {
+		zr, err := zip.NewReader(bytes.NewReader(out), int64(len(out)))
+		if err != nil {
+			return nil, err
+		}
+		off, err := zr.File[0].DataOffset()
+		if err != nil {
+			return nil, err
+		}
+		out[off+int64(zr.File[0].CompressedSize64)/2] ^= 0xff
+	}
+	return out, nil
+}
+
+// period is the comment line naming the day a file covers.
+func period(start time.Time) string {
+	const layout = "2006年01月02日 15:04:05"
+	return "#起始日期：[" + start.Format(layout) + "]   终止日期：[" + start.AddDate(0, 0, 1).Format(layout) + "]"
+}
+
+// writeDetail writes the detail file: comments, the header, one row per
+// payment or refund (identifiers padded with a tab, as Alipay does so a
+// spreadsheet keeps them text), the end marker and the footer.
+func writeDetail(w *csv.Writer, start time.Time, rows []billRow, exported time.Time) {
+	comment := func(s string) { _ = w.Write([]string{s}) }
+	comment("#支付宝业务明细查询")
+	comment("#账号：[" + SellerID + "]")
+	comment(period(start))
+	comment("#-----------------------------------------业务明细列表----------------------------------------")
+	_ = w.Write(detailHeader)
+	var nPay, nRefund int
+	var paid, refunded int64
+	for _, r := range rows {
+		typ, req := "交易", ""
+		if r.requestNo != "" {
+			typ, req = "退款", r.requestNo+"\t"
+			nRefund++
+			refunded += r.cents
+		} else {
+			nPay++
+			paid += r.cents
+		}
+		at := r.at.In(beijing).Format(timeLayout)
+		_ = w.Write([]string{r.tradeNo + "\t", r.orderNo + "\t", typ, r.subject, at, at,
+			"", "", "", "", "2088000000000002", yuan(r.cents), yuan(r.cents), "0.00",
+			"0.00", "0.00", "0.00", "", "", "0.00",
+			"0.00", req, yuan(r.fee), "0.00", ""})
+	}
+	comment("#-----------------------------------------业务明细列表结束------------------------------------")
+	comment(fmt.Sprintf("#交易合计：%d笔，商家实收共%s元，商家优惠共0.00元", nPay, yuan(paid)))
+	comment(fmt.Sprintf("#退款合计：%d笔，商家实收退款共%s元，商家优惠退款共0.00元", nRefund, yuan(refunded)))
+	comment("#导出时间：[" + exported.In(beijing).Format("2006年01月02日 15:04:05") + "]")
+}
+
+// writeSummary writes the summary file: one total row (the fake has no
+// stores).
+func writeSummary(w *csv.Writer, start time.Time, rows []billRow, exported time.Time) {
+	comment := func(s string) { _ = w.Write([]string{s}) }
+	comment("#支付宝业务汇总查询")
+	comment("#账号：[" + SellerID + "]")
+	comment(period(start))
+	comment("#-----------------------------------------业务汇总列表----------------------------------------")
+	_ = w.Write(summaryHeader)
+	var nPay, nRefund int
+	var gross, fee int64
+	for _, r := range rows {
+		if r.requestNo != "" {
+			nRefund++
+		} else {
+			nPay++
+		}
+		gross += r.cents
+		fee += r.fee
+	}
+	_ = w.Write([]string{"", "合计", fmt.Sprint(nPay), fmt.Sprint(nRefund), yuan(gross), yuan(gross),
+		"0.00", "0.00", "0.00", yuan(fee), "0.00", yuan(gross + fee)})
+	comment("#----------------------------------------业务汇总列表结束-------------------------------------")
+	comment("#导出时间：[" + exported.In(beijing).Format("2006年01月02日 15:04:05") + "]")
+}
