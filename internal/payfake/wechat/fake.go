@@ -71,10 +71,10 @@ type Fake struct {
 	refunds        map[string]*refund // by out_refund_no
 	sends          map[string]int     // refund requests received, by out_refund_no
 	seq            int
-	clock          func() time.Time   // SetClock
-	dropped        map[string]bool    // StatementDrop: trade no or refund id
-	altered        map[string]int64   // StatementAlter: trade no → cents listed
-	bills          map[string][]byte  // bill files served, by download token
+	clock          func() time.Time  // SetClock
+	dropped        map[string]bool   // StatementDrop: trade no or refund id
+	altered        map[string]int64  // StatementAlter: trade no → cents listed
+	bills          map[string][]byte // bill files served, by download token
 }
 
 type order struct {
@@ -89,7 +89,7 @@ type refund struct {
 	RefundID, OutRefundNo, NotifyURL string
 	Order                            *order
 	Amount                           int64
-	Status                           string // PROCESSING, SUCCESS
+	Status                           string    // PROCESSING, SUCCESS
 	Created                          time.Time // also its success: the fake settles a refund at once
 }
 

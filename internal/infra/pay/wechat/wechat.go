@@ -166,9 +166,9 @@ func New(cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("wechat: build notify handler: %w", err)
 	}
 	return &Provider{
-		cfg:     cfg,
-		native:  native.NativeApiService{Client: client},
-		refunds: refunddomestic.RefundsApiService{Client: client},
+		cfg:      cfg,
+		native:   native.NativeApiService{Client: client},
+		refunds:  refunddomestic.RefundsApiService{Client: client},
 		notify:   h,
 		client:   client,
 		download: download,
