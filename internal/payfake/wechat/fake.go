@@ -190,6 +190,16 @@ func (f *Fake) RefundStatus(outRefundNo string) string {
 	return ""
 }
 
+// RefundID is WeChat Pay's refund_id of out_refund_no ("" when unknown).
+func (f *Fake) RefundID(outRefundNo string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r := f.refunds[outRefundNo]; r != nil {
+		return r.RefundID
+	}
+	return ""
+}
+
 // Refunds is how many refunds the fake holds in all.
 func (f *Fake) Refunds() int {
 	f.mu.Lock()

@@ -141,8 +141,11 @@ func (p *Provider) billLine(rec []string, cols map[string]int, sums map[string]i
 	default:
 		return pay.StatementLine{}, fmt.Errorf("%s %q is neither SUCCESS nor REFUND", colState, state)
 	}
-	if l.TradeNo == "" || l.Ref == "" {
-		return pay.StatementLine{}, fmt.Errorf("a %s line without %s or %s", l.Kind, colTradeNo, colRefundID)
+	if l.TradeNo == "" {
+		return pay.StatementLine{}, fmt.Errorf("a %s line without %s", l.Kind, colTradeNo)
+	}
+	if l.Ref == "" {
+		return pay.StatementLine{}, fmt.Errorf("a refund line without %s", colRefundID)
 	}
 	if amount <= 0 || amount%1000 != 0 {
 		return pay.StatementLine{}, fmt.Errorf("%s %s: amount is not a positive number of fen", l.Kind, l.Ref)
@@ -181,7 +184,7 @@ func (p *Provider) checkSummary(cr *csv.Reader, head []string, count int64, sums
 		// The fee of a line has five decimals and its total may be rounded
 		// to the fen; every other total is exact.
 		if diff := total - sums[col]; diff != 0 && (col != colFee || diff >= 1000 || diff <= -1000) {
-			return fmt.Errorf("bill summary %s is %s, its lines add up to another amount", name, v)
+			return fmt.Errorf("bill summary %s is %s, its lines add up to %s", name, v, yuanText(sums[col]))
 		}
 	}
 	if _, err := cr.Read(); !errors.Is(err, io.EOF) {
@@ -219,6 +222,15 @@ func yuanUnits(s string) (int64, error) {
 		u = -u
 	}
 	return u, nil
+}
+
+// yuanText writes 1e-5 yuan units as yuan, for a message.
+func yuanText(u int64) string {
+	sign := ""
+	if u < 0 {
+		sign, u = "-", -u
+	}
+	return fmt.Sprintf("%s%d.%05d", sign, u/100000, u%100000)
 }
 
 func digits(s string) bool {
