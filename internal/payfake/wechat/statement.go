@@ -2,7 +2,7 @@ package wechat
 
 import (
 	"bytes"
-	"crypto/sha1" //nolint:gosec // WeChat Pay hashes its bill files with SHA1
+	"crypto/sha1" // WeChat Pay hashes its bill files with SHA1
 	"encoding/csv"
 	"encoding/hex"
 	"fmt"
@@ -55,7 +55,7 @@ func (f *Fake) tradeBill(w http.ResponseWriter, r *http.Request, _ []byte) {
 	token := randHex(16)
 	f.bills[token] = file
 	f.mu.Unlock()
-	sum := sha1.Sum(file) //nolint:gosec // see the import
+	sum := sha1.Sum(file)
 	key := f.platformPriv
 	if f.MisSignBill.Load() {
 		key = f.otherPriv
