@@ -30,7 +30,10 @@ const (
 	colAskedRefund  = "申请退款金额"
 )
 
-// billTimeLayout is 交易时间's layout, Beijing time.
+// billTimeLayout is 交易时间's layout, Beijing time. 交易时间 is a line's
+// At for both kinds: a payment's success time, and for a refund line the
+// refund's time (the ALL bill has no column of its own for it; the fake
+// writes the refund's success time there).
 const billTimeLayout = "2006-01-02 15:04:05"
 
 // summaryCount heads the summary: its row counts the bill's lines.

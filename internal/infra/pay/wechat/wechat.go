@@ -1,6 +1,7 @@
 // Package wechat is the WeChat Pay API v3 provider: Native pay (the buyer
 // scans code_url), order and refund queries, refunds keyed by out_refund_no
-// and verified, decrypted notifications. Every signature, verification and
+// and verified, decrypted notifications, and the daily trade bill that
+// reconciliation reads (statement.go, bill.go). Every signature, verification and
 // AES-GCM step is the official SDK's (github.com/wechatpay-apiv3/wechatpay-go);
 // this package only maps between it and pay.Provider. Amounts are fen, which
 // are orderflow's cents (WeChat Pay takes CNY only).
