@@ -85,7 +85,7 @@ func (f *Fake) transaction(o *order) map[string]any {
 	if o.State == "SUCCESS" {
 		tx["transaction_id"] = o.TransactionID
 		tx["bank_type"] = "OTHERS"
-		tx["success_time"] = o.SuccessTime.Format(time.RFC3339)
+		tx["success_time"] = o.SuccessTime.In(beijing).Format(time.RFC3339)
 		tx["payer"] = map[string]any{"openid": "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o"}
 		tx["amount"] = map[string]any{"total": o.Total, "payer_total": o.Total, "currency": "CNY", "payer_currency": "CNY"}
 	}
@@ -135,7 +135,7 @@ func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request, body []byte)
 		f.seq++
 		o.Refunded += b.Amount.Refund
 		rf = &refund{RefundID: fmt.Sprintf("50300%015d", f.seq), OutRefundNo: b.OutRefundNo, NotifyURL: b.NotifyURL,
-			Order: o, Amount: b.Amount.Refund, Status: "PROCESSING", Created: time.Now()}
+			Order: o, Amount: b.Amount.Refund, Status: "PROCESSING", Created: f.now()}
 		f.refunds[b.OutRefundNo] = rf
 	}
 	answer := f.refundObject(rf)
@@ -177,7 +177,7 @@ func (f *Fake) refundObject(rf *refund) map[string]any {
 		"refund_id": rf.RefundID, "out_refund_no": rf.OutRefundNo,
 		"transaction_id": rf.Order.TransactionID, "out_trade_no": rf.Order.OutTradeNo,
 		"channel": "ORIGINAL", "user_received_account": "支付用户零钱",
-		"create_time": rf.Created.Format(time.RFC3339), "status": rf.Status, "funds_account": "AVAILABLE",
+		"create_time": rf.Created.In(beijing).Format(time.RFC3339), "status": rf.Status, "funds_account": "AVAILABLE",
 		"amount": map[string]any{"total": rf.Order.Total, "refund": rf.Amount, "payer_total": rf.Order.Total,
 			"payer_refund": rf.Amount, "settlement_refund": rf.Amount, "settlement_total": rf.Order.Total,
 			"discount_refund": 0, "currency": "CNY"},
@@ -189,7 +189,7 @@ func (f *Fake) refundResource(rf *refund) map[string]any {
 	return map[string]any{
 		"mchid": f.Keys.MchID, "out_trade_no": rf.Order.OutTradeNo, "transaction_id": rf.Order.TransactionID,
 		"out_refund_no": rf.OutRefundNo, "refund_id": rf.RefundID, "refund_status": rf.Status,
-		"success_time": time.Now().Format(time.RFC3339), "user_received_account": "支付用户零钱",
+		"success_time": rf.Created.In(beijing).Format(time.RFC3339), "user_received_account": "支付用户零钱",
 		"amount": map[string]any{"total": rf.Order.Total, "refund": rf.Amount, "payer_total": rf.Order.Total, "payer_refund": rf.Amount},
 	}
 }

@@ -5,6 +5,10 @@
 // encrypted with the APIv3 key) and keeps orders and refunds in memory.
 // Keys are generated fresh by New. Switches drop notifications, make the
 // refund call time out after it was recorded, and tamper with notifications.
+// It publishes the daily trade bill (GET /v3/bill/tradebill and the file it
+// points to, statement.go) from the trades and refunds it has recorded, on
+// its settable clock, with knobs that drop or alter a line, add a refund
+// made in the merchant platform and a payment orderflow never heard of.
 package wechat
 
 import (
@@ -46,6 +50,12 @@ type Fake struct {
 	// RefundTimeout: a refund call is recorded (and succeeds) but its answer
 	// never comes; the caller's timeout fires.
 	RefundTimeout atomic.Bool
+	// TamperBill: a bill file is served with one byte changed after its
+	// SHA1 was given, as a file spoiled on the way would be.
+	TamperBill atomic.Bool
+	// MisSignBill: the trade bill answer is signed with a key that is not
+	// WeChat Pay's.
+	MisSignBill atomic.Bool
 
 	srv          *httptest.Server
 	merchantPub  *rsa.PublicKey
@@ -61,6 +71,10 @@ type Fake struct {
 	refunds        map[string]*refund // by out_refund_no
 	sends          map[string]int     // refund requests received, by out_refund_no
 	seq            int
+	clock          func() time.Time  // SetClock
+	dropped        map[string]bool   // StatementDrop: trade no or refund id
+	altered        map[string]int64  // StatementAlter: trade no → cents listed
+	bills          map[string][]byte // bill files served, by download token
 }
 
 type order struct {
@@ -75,8 +89,8 @@ type refund struct {
 	RefundID, OutRefundNo, NotifyURL string
 	Order                            *order
 	Amount                           int64
-	Status                           string // PROCESSING, SUCCESS
-	Created                          time.Time
+	Status                           string    // PROCESSING, SUCCESS
+	Created                          time.Time // also its success: the fake settles a refund at once
 }
 
 // New starts a fake with fresh merchant and platform keys.
@@ -119,6 +133,10 @@ func New() (*Fake, error) {
 		byTxID:       map[string]*order{},
 		refunds:      map[string]*refund{},
 		sends:        map[string]int{},
+		clock:        time.Now,
+		dropped:      map[string]bool{},
+		altered:      map[string]int64{},
+		bills:        map[string][]byte{},
 	}
 	f.srv = httptest.NewServer(f.routes())
 	f.URL = f.srv.URL
@@ -141,6 +159,20 @@ func (f *Fake) NotifyTo(url string) {
 	f.notifyOverride = url
 }
 
+// SetClock makes now the fake's clock for every time it records (a
+// payment's success_time, a refund's time, a notification's create_time)
+// and for which bill days are published, so a test can put trades on a past
+// day. Signatures keep the real time: WeChat Pay's and the SDK's checks
+// of a timestamp are against the wall clock.
+func (f *Fake) SetClock(now func() time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.clock = now
+}
+
+// now is the fake's clock; f.mu held.
+func (f *Fake) now() time.Time { return f.clock() }
+
 // RefundSends is how many refund requests arrived for out_refund_no.
 func (f *Fake) RefundSends(outRefundNo string) int {
 	f.mu.Lock()
@@ -158,6 +190,16 @@ func (f *Fake) RefundStatus(outRefundNo string) string {
 	return ""
 }
 
+// RefundID is WeChat Pay's refund_id of out_refund_no ("" when unknown).
+func (f *Fake) RefundID(outRefundNo string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r := f.refunds[outRefundNo]; r != nil {
+		return r.RefundID
+	}
+	return ""
+}
+
 // Refunds is how many refunds the fake holds in all.
 func (f *Fake) Refunds() int {
 	f.mu.Lock()
@@ -171,6 +213,8 @@ func (f *Fake) routes() http.Handler {
 	mux.HandleFunc("GET /v3/pay/transactions/out-trade-no/{no}", f.verified(f.queryOrder))
 	mux.HandleFunc("POST /v3/refund/domestic/refunds", f.verified(f.createRefund))
 	mux.HandleFunc("GET /v3/refund/domestic/refunds/{no}", f.verified(f.queryRefund))
+	mux.HandleFunc("GET /v3/bill/tradebill", f.verified(f.tradeBill))
+	mux.HandleFunc("GET /v3/billdownload/file", f.verified(f.billFile))
 	return mux
 }
 

@@ -34,7 +34,7 @@ func (f *Fake) Pay(ctx context.Context, outTradeNo string) (*Notification, int, 
 		f.seq++
 		o.State = "SUCCESS"
 		o.TransactionID = fmt.Sprintf("42000%015d", f.seq)
-		o.SuccessTime = time.Now()
+		o.SuccessTime = f.now()
 		f.byTxID[o.TransactionID] = o
 	}
 	n := f.notification(o.NotifyURL, "TRANSACTION.SUCCESS", "transaction", f.transaction(o), false)
@@ -79,7 +79,7 @@ func (f *Fake) ForgedNotification(outTradeNo string, misSign bool) (*Notificatio
 		return nil, fmt.Errorf("wechat fake: no order %s", outTradeNo)
 	}
 	c := *o
-	c.State, c.TransactionID, c.SuccessTime = "SUCCESS", "4200000000000000000000", time.Now()
+	c.State, c.TransactionID, c.SuccessTime = "SUCCESS", "4200000000000000000000", f.now()
 	return f.notification(o.NotifyURL, "TRANSACTION.SUCCESS", "transaction", f.transaction(&c), misSign), nil
 }
 
@@ -139,7 +139,7 @@ func (f *Fake) notification(url, eventType, originalType string, resource any, m
 	ad := originalType
 	f.seq++
 	body, err := json.Marshal(map[string]any{
-		"id": fmt.Sprintf("EV-%d-%s", f.seq, randHex(4)), "create_time": time.Now().Format(time.RFC3339),
+		"id": fmt.Sprintf("EV-%d-%s", f.seq, randHex(4)), "create_time": f.now().In(beijing).Format(time.RFC3339),
 		"resource_type": "encrypt-resource", "event_type": eventType, "summary": "支付成功",
 		"resource": map[string]string{
 			"original_type": originalType, "algorithm": "AEAD_AES_256_GCM", "associated_data": ad, "nonce": nonce,

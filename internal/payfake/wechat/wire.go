@@ -69,11 +69,16 @@ func (f *Fake) signedHeaders(h http.Header, body []byte, priv *rsa.PrivateKey) {
 
 // reply writes v as a signed JSON answer.
 func (f *Fake) reply(w http.ResponseWriter, status int, v any) {
+	f.replySigned(w, status, v, f.platformPriv)
+}
+
+// replySigned writes v as a JSON answer signed with priv.
+func (f *Fake) replySigned(w http.ResponseWriter, status int, v any, priv *rsa.PrivateKey) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
-	f.signedHeaders(w.Header(), body, f.platformPriv)
+	f.signedHeaders(w.Header(), body, priv)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

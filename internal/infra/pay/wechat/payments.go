@@ -3,6 +3,7 @@ package wechat
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/wechatpay-apiv3/wechatpay-go/core"
 	"github.com/wechatpay-apiv3/wechatpay-go/services/payments"
@@ -50,7 +51,8 @@ func (p *Provider) QueryPayment(ctx context.Context, orderNo, _ string) (*pay.Pa
 }
 
 // paid maps a transaction (queried or notified) to a payment when it
-// succeeded for this merchant; nil when it has not (yet).
+// succeeded for this merchant; nil when it has not (yet). At is WeChat
+// Pay's success_time, the time its trade bill lists the payment under.
 func (p *Provider) paid(tx *payments.Transaction) (*pay.Paid, error) {
 	if tx == nil || deref(tx.TradeState) != "SUCCESS" {
 		return nil, nil
@@ -64,7 +66,16 @@ func (p *Provider) paid(tx *payments.Transaction) (*pay.Paid, error) {
 	if c := deref(tx.Amount.Currency); c != "" && c != currency {
 		return nil, fmt.Errorf("wechat: transaction %s in %s, not %s", deref(tx.TransactionId), c, currency)
 	}
-	return &pay.Paid{OrderNo: *tx.OutTradeNo, TradeNo: *tx.TransactionId, AmountCents: *tx.Amount.Total}, nil
+	paid := &pay.Paid{OrderNo: *tx.OutTradeNo, TradeNo: *tx.TransactionId, AmountCents: *tx.Amount.Total}
+	if st := deref(tx.SuccessTime); st != "" {
+		at, err := time.Parse(time.RFC3339, st)
+		if err != nil {
+			return nil, fmt.Errorf("wechat: transaction %s: success_time %q is not RFC 3339", paid.TradeNo, st)
+		}
+		// In the statement's zone, as the bill's lines are: one instant, one value.
+		paid.At = at.In(shanghai)
+	}
+	return paid, nil
 }
 
 func deref(s *string) string {

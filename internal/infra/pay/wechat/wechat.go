@@ -1,6 +1,7 @@
 // Package wechat is the WeChat Pay API v3 provider: Native pay (the buyer
 // scans code_url), order and refund queries, refunds keyed by out_refund_no
-// and verified, decrypted notifications. Every signature, verification and
+// and verified, decrypted notifications, and the daily trade bill that
+// reconciliation reads (statement.go, bill.go). Every signature, verification and
 // AES-GCM step is the official SDK's (github.com/wechatpay-apiv3/wechatpay-go);
 // this package only maps between it and pay.Provider. Amounts are fen, which
 // are orderflow's cents (WeChat Pay takes CNY only).
@@ -62,6 +63,11 @@ type Provider struct {
 	native  native.NativeApiService
 	refunds refunddomestic.RefundsApiService
 	notify  *notify.Handler
+	// client signs requests and verifies answers (the trade bill query);
+	// download signs requests but verifies nothing, since WeChat Pay does
+	// not sign a bill file: its SHA1 in the signed query answer covers it.
+	client   *core.Client
+	download *core.Client
 }
 
 // Check validates cfg without building anything: the first problem, naming
@@ -137,6 +143,8 @@ func New(cfg Config) (*Provider, error) {
 		host, _ := apiHost(cfg.APIURL)
 		httpClient.Transport = &hostRewrite{to: host, next: tracing.Transport(http.DefaultTransport)}
 	}
+	// A day's bill file may be large: its download has a longer bound.
+	downloadHTTP := &http.Client{Timeout: billDownloadTimeout, Transport: httpClient.Transport}
 	client, err := core.NewClient(context.Background(),
 		option.WithWechatPayPublicKeyAuthCipher(cfg.MchID, cfg.CertSerial, keys.private,
 			cfg.PlatformPublicKeyID, keys.platform),
@@ -145,16 +153,26 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wechat: build client: %w", err)
 	}
+	download, err := core.NewClient(context.Background(),
+		option.WithMerchantCredential(cfg.MchID, cfg.CertSerial, keys.private),
+		option.WithoutValidator(),
+		option.WithHTTPClient(downloadHTTP),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("wechat: build download client: %w", err)
+	}
 	h, err := notify.NewRSANotifyHandler(cfg.APIv3Key,
 		verifiers.NewSHA256WithRSAPubkeyVerifier(cfg.PlatformPublicKeyID, *keys.platform))
 	if err != nil {
 		return nil, fmt.Errorf("wechat: build notify handler: %w", err)
 	}
 	return &Provider{
-		cfg:     cfg,
-		native:  native.NativeApiService{Client: client},
-		refunds: refunddomestic.RefundsApiService{Client: client},
-		notify:  h,
+		cfg:      cfg,
+		native:   native.NativeApiService{Client: client},
+		refunds:  refunddomestic.RefundsApiService{Client: client},
+		notify:   h,
+		client:   client,
+		download: download,
 	}, nil
 }
 

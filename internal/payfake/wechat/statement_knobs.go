@@ -1,0 +1,73 @@
+package wechat
+
+import (
+	"fmt"
+)
+
+// StatementDrop leaves out of every bill built from now on the line whose
+// ref is ref: the payment line of transaction_id ref, or the refund line of
+// refund_id ref.
+func (f *Fake) StatementDrop(ref string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dropped[ref] = true
+}
+
+// StatementAlter lists the payment of transaction_id ref with cents instead
+// of its amount (应结订单金额 and 订单金额, its fee and the summary follow) in
+// every bill built from now on.
+func (f *Fake) StatementAlter(ref string, cents int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.altered[ref] = cents
+}
+
+// DashboardRefund is a refund an operator made in WeChat Pay's merchant
+// platform: it counts against the trade (a later refund sees it), it is
+// settled at once and listed in the day's bill, and no notification is
+// sent. WeChat Pay fills its out_refund_no (商户退款单号) with a number of
+// its own; the fake uses the refund id, digits as WeChat Pay's are. ref is
+// the refund id (微信退款单号).
+func (f *Fake) DashboardRefund(orderNo string, cents int64) (ref string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := f.orders[orderNo]
+	switch {
+	case o == nil || o.State != "SUCCESS":
+		return "", fmt.Errorf("wechat fake: order %s is not paid", orderNo)
+	case cents <= 0 || cents > o.Total-o.Refunded:
+		return "", fmt.Errorf("wechat fake: %d of order %s: nothing or more than it has left (%d)", cents, orderNo, o.Total-o.Refunded)
+	}
+	f.seq++
+	id := fmt.Sprintf("50300%015d", f.seq)
+	o.Refunded += cents
+	f.refunds[id] = &refund{RefundID: id, OutRefundNo: id, Order: o, Amount: cents, Status: "SUCCESS", Created: f.now()}
+	return id, nil
+}
+
+// PayUnseen is a buyer's payment of cents for orderNo that orderflow never
+// heard of: the trade (made at cents if the fake never saw the order, its
+// amount set to cents if it was not paid) is recorded as paid now, and no
+// notification is sent; a later order query sees it. tradeNo is its
+// transaction_id. An order already paid is an error: WeChat Pay takes one
+// payment per out_trade_no.
+func (f *Fake) PayUnseen(orderNo string, cents int64) (tradeNo string, err error) {
+	if cents <= 0 {
+		return "", fmt.Errorf("wechat fake: payment of %d", cents)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := f.orders[orderNo]
+	if o == nil {
+		o = &order{OutTradeNo: orderNo, Description: orderNo, CodeURL: "weixin://wxpay/bizpayurl?pr=" + randHex(6)}
+		f.orders[orderNo] = o
+	}
+	if o.State == "SUCCESS" {
+		return "", fmt.Errorf("wechat fake: order %s is already paid (%s)", orderNo, o.TransactionID)
+	}
+	f.seq++
+	o.Total, o.State, o.SuccessTime = cents, "SUCCESS", f.now()
+	o.TransactionID = fmt.Sprintf("42000%015d", f.seq)
+	f.byTxID[o.TransactionID] = o
+	return o.TransactionID, nil
+}
