@@ -13,6 +13,7 @@ type StatementRun struct {
 	Day           string // YYYY-MM-DD, the provider's calendar day
 	Status        StatementRunStatus
 	Active        *int // 1 while queued or running: one such run per provider and day
+	TaskGen       int  // the generation of its task (the sweep re-queues a lost one under the next)
 	ProviderLines int64
 	Matched       int64
 	Payments      int64
@@ -111,18 +112,27 @@ func (s *Store) NoteStatementRunError(ctx context.Context, id int64, msg string)
 	return err
 }
 
+// BumpStatementRunGen moves an unfinished run's task to generation gen
+// (the caller queues it in the same transaction); false when the run
+// finished or another re-queue took that generation.
+func (s *Store) BumpStatementRunGen(ctx context.Context, id int64, gen int) (bool, error) {
+	n, err := s.exec(ctx, `UPDATE statement_runs SET task_gen = ? WHERE id = ? AND task_gen = ? AND active = 1`, gen, id, gen-1)
+	return n == 1, err
+}
+
+// ActiveStatementRunsPage lists the runs queued or running before t, in
+// id order after afterID: the sweep's walk.
+func (s *Store) ActiveStatementRunsPage(ctx context.Context, before time.Time, afterID int64, limit int) ([]StatementRun, error) {
+	var out []StatementRun
+	err := s.all(ctx, &out, `SELECT * FROM statement_runs WHERE active = 1 AND created_at < ? AND id > ? ORDER BY id LIMIT ?`,
+		before, afterID, limit)
+	return out, err
+}
+
 // StatementRunsLatest lists the newest runs, newest first.
 func (s *Store) StatementRunsLatest(ctx context.Context, limit int) ([]StatementRun, error) {
 	var out []StatementRun
 	err := s.all(ctx, &out, `SELECT * FROM statement_runs ORDER BY id DESC LIMIT ?`, limit)
-	return out, err
-}
-
-// ActiveStatementRunsBefore lists runs queued or running since before t,
-// for the sweep (a run whose task was lost).
-func (s *Store) ActiveStatementRunsBefore(ctx context.Context, t time.Time, limit int) ([]StatementRun, error) {
-	var out []StatementRun
-	err := s.all(ctx, &out, `SELECT * FROM statement_runs WHERE active = 1 AND created_at < ? ORDER BY id LIMIT ?`, t, limit)
 	return out, err
 }
 

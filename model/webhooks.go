@@ -84,7 +84,7 @@ const WebhookDisputed = "order.disputed"
 // WebhookEventTypes lists every event type the ledger can send.
 func WebhookEventTypes() []string {
 	seen := map[string]bool{}
-	out := []string{WebhookDisputed}
+	out := []string{WebhookDisputed, WebhookStatementBreak}
 	for _, t := range webhookEvents {
 		if !seen[t] {
 			seen[t] = true

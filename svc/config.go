@@ -68,9 +68,15 @@ type Config struct {
 	SweepPageSize     int      `yaml:"sweep_page_size"`
 	ReconcileSchedule string   `yaml:"reconcile_schedule"`
 	ReconcileGrace    Duration `yaml:"reconcile_grace"`
-	NotifyInterval    Duration `yaml:"notify_interval"`
-	MaxPending        int      `yaml:"max_pending"`
-	MaxAttempts       int      `yaml:"max_attempts"`
+	// StatementSchedule runs yesterday's statement of every provider (cron,
+	// UTC unless it names its own CRON_TZ); StatementLookback re-checks the
+	// days before it; StatementRetryDelay is a failing run's first retry.
+	StatementSchedule   string   `yaml:"statement_schedule"`
+	StatementLookback   int      `yaml:"statement_lookback"`
+	StatementRetryDelay Duration `yaml:"statement_retry_delay"`
+	NotifyInterval      Duration `yaml:"notify_interval"`
+	MaxPending          int      `yaml:"max_pending"`
+	MaxAttempts         int      `yaml:"max_attempts"`
 	// ActivateTimeout 0 (the default) is derived from ClaimTimeout: see
 	// ActivateDeadline.
 	ActivateTimeout    Duration `yaml:"activate_timeout"`
@@ -144,6 +150,9 @@ func Defaults() Config {
 		SweepPageSize:            500,
 		ReconcileSchedule:        "0 3 * * *",
 		ReconcileGrace:           Duration(15 * time.Minute),
+		StatementSchedule:        "0 11 * * *",
+		StatementLookback:        3,
+		StatementRetryDelay:      Duration(time.Minute),
 		NotifyInterval:           Duration(time.Minute),
 		MaxPending:               5,
 		MaxAttempts:              10,
@@ -366,7 +375,7 @@ func (c Config) Validate() error {
 	}
 	for key, d := range map[string]Duration{
 		"order_ttl": c.OrderTTL, "claim_timeout": c.ClaimTimeout, "sweep_interval": c.SweepInterval, "worker_lease": c.WorkerLease,
-		"reconcile_grace": c.ReconcileGrace, "notify_interval": c.NotifyInterval,
+		"reconcile_grace": c.ReconcileGrace, "notify_interval": c.NotifyInterval, "statement_retry_delay": c.StatementRetryDelay,
 		"activate_retry_delay": c.ActivateRetryDelay, "webhook_retry_delay": c.WebhookRetryDelay,
 		"cache_ttl": c.CacheTTL, "idempotency_ttl": c.IdempotencyTTL, "relay_interval": c.RelayInterval,
 		"task_check_interval": c.TaskCheckInterval, "delayed_task_check_interval": c.DelayedTaskCheckInterval,
@@ -396,6 +405,12 @@ func (c Config) Validate() error {
 	}
 	if _, err := schedule.Parse(c.ReconcileSchedule); err != nil {
 		return bad("reconcile_schedule", err.Error())
+	}
+	if _, err := schedule.Parse(c.StatementCron()); err != nil {
+		return bad("statement_schedule", err.Error())
+	}
+	if c.StatementLookback < 0 || c.StatementLookback > 30 {
+		return bad("statement_lookback", "want 0..30 days")
 	}
 	return nil
 }
@@ -452,4 +467,14 @@ func isHostPort(addr string) bool {
 func isHTTPURL(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// StatementCron is the statement schedule as the schedulers read it: a
+// cron spec is UTC (SPEC) unless it names its own zone or is an interval.
+func (c Config) StatementCron() string {
+	s := strings.TrimSpace(c.StatementSchedule)
+	if strings.HasPrefix(s, "@") || strings.HasPrefix(s, "CRON_TZ=") || strings.HasPrefix(s, "TZ=") {
+		return s
+	}
+	return "CRON_TZ=UTC " + s
 }

@@ -16,7 +16,12 @@ func (c Config) PeriodicJobs() []schedule.Job {
 	if err != nil {
 		reconcileAt = schedule.Every(24 * time.Hour) // unreachable after Validate
 	}
+	statementsAt, err := schedule.Parse(c.StatementCron())
+	if err != nil {
+		statementsAt = schedule.Every(24 * time.Hour) // unreachable after Validate
+	}
 	return []schedule.Job{
+		{Type: tasks.TypeStatements, When: statementsAt},
 		{Type: tasks.TypeSweep, When: schedule.Every(c.SweepInterval.D())},
 		{Type: tasks.TypeReconcile, When: reconcileAt},
 		{Type: tasks.TypeNotifyDeliver, When: schedule.Every(c.NotifyInterval.D())},

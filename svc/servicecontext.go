@@ -76,14 +76,15 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 // TaskConfig is the configured part of the task-type table.
 func (c Config) TaskConfig() tasks.Config {
 	return tasks.Config{
-		ActivateTimeout:    c.ActivateDeadline(),
-		ActivateRetryDelay: c.ActivateRetryDelay.D(),
-		SweepInterval:      c.SweepInterval.D(),
-		RefundRetryDelays:  c.RefundDelays(),
-		SettleRetryDelays:  c.SettleDelays(),
-		PayTimeout:         c.PayTimeout.D(),
-		NotifyInterval:     c.NotifyInterval.D(),
-		WebhookRetryDelay:  c.WebhookRetryDelay.D(),
+		ActivateTimeout:     c.ActivateDeadline(),
+		ActivateRetryDelay:  c.ActivateRetryDelay.D(),
+		SweepInterval:       c.SweepInterval.D(),
+		RefundRetryDelays:   c.RefundDelays(),
+		SettleRetryDelays:   c.SettleDelays(),
+		PayTimeout:          c.PayTimeout.D(),
+		NotifyInterval:      c.NotifyInterval.D(),
+		WebhookRetryDelay:   c.WebhookRetryDelay.D(),
+		StatementRetryDelay: c.StatementRetryDelay.D(),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"orderflow/internal/domain/payment"
 	"orderflow/internal/domain/reconcile"
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/domain/statement"
 	"orderflow/internal/domain/trail"
 	"orderflow/internal/domain/webhook"
 	"orderflow/internal/infra/metrics"
@@ -43,6 +44,8 @@ type UseCases struct {
 	Groups     *group.Service
 	Notifier   *notify.Deliverer
 	Reconciler *reconcile.Reconciler
+	// Statements reconciles the ledger with the providers' statements.
+	Statements *statement.Service
 	Sweeper    *reconcile.Sweeper
 	Backlog    *backlog.Service
 	// Pay is the enabled providers; Payments applies their notifications.
@@ -84,9 +87,11 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		Clock: s.Clock, Log: s.Log, Metrics: m,
 	}, refund.Settings{MaxAttempts: c.RefundMaxAttempts, AlertAfter: c.RefundAlertAfter.D()})
 	groups := group.New(group.Deps{Store: s.Store, Redis: s.Redis, Clock: s.Clock, Log: s.Log})
+	statements := statement.New(statement.Deps{Store: s.Store, Pay: s.Pay, Orders: orders, Clock: s.Clock, Log: s.Log,
+		Lookback: c.StatementLookback})
 	sweeper := &reconcile.Sweeper{
 		Store: s.Store, Redis: s.Redis, Relay: relay, Asynq: s.Asynq, Tasks: s.Tasks,
-		Orders: orders, Refunds: refunds, Groups: groups, Webhooks: webhooks, Stock: stock.NewCounter(s.Redis), Metrics: m, Clock: s.Clock, Log: s.Log,
+		Orders: orders, Refunds: refunds, Groups: groups, Webhooks: webhooks, Statements: statements, Stock: stock.NewCounter(s.Redis), Metrics: m, Clock: s.Clock, Log: s.Log,
 		Page: c.SweepPageSize, Budget: c.SweepInterval.D() / 2,
 		RelayInterval: c.RelayInterval.D(), NotifyInterval: c.NotifyInterval.D(),
 		Interval: c.SweepInterval.D(), PayQueryAfter: c.PayQueryAfter.D(),
@@ -101,12 +106,13 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		Groups:   groups,
 		Notifier: &notify.Deliverer{Store: s.Store, URL: c.NotifyURL, Secret: c.PaySecret,
 			HTTP: &http.Client{Timeout: 10 * time.Second}, Clock: s.Clock, Log: s.Log},
-		Relay:    relay,
-		Metrics:  m,
-		Orders:   orders,
-		Refunds:  refunds,
-		Accounts: account.New(s.Store, s.Clock),
-		Catalog:  catalog.New(s.Store, s.Redis, s.Clock),
+		Relay:      relay,
+		Metrics:    m,
+		Orders:     orders,
+		Refunds:    refunds,
+		Accounts:   account.New(s.Store, s.Clock),
+		Catalog:    catalog.New(s.Store, s.Redis, s.Clock),
+		Statements: statements,
 		Reconciler: &reconcile.Reconciler{
 			Store: s.Store, Orders: orders, Refunds: refunds, Groups: groups, Sweeper: sweeper, Stock: stock.NewCounter(s.Redis),
 			Clock: s.Clock, Log: s.Log, Grace: c.ReconcileGrace.D(),

@@ -29,6 +29,8 @@ func routes(uc *svc.UseCases, table tasks.Table, log *zap.Logger) *asynq.ServeMu
 	mux.HandleFunc(tasks.TypeWebhookDeliver, handleWebhookDeliver(uc, table))
 	mux.HandleFunc(tasks.TypeSweep, handleSweep(uc))
 	mux.HandleFunc(tasks.TypeReconcile, handleReconcile(uc, log))
+	mux.HandleFunc(tasks.TypeStatements, handleStatements(uc))
+	mux.HandleFunc(tasks.TypeStatementRun, handleStatementRun(uc))
 	return mux
 }
 
@@ -143,5 +145,27 @@ func handlePaymentQuery(uc *svc.UseCases) asynq.HandlerFunc {
 			return err
 		}
 		return uc.Orders.RecoverPayment(ctx, p.OrderNo)
+	}
+}
+
+// handleStatements is the daily job: a run of yesterday and the look-back
+// days for every provider that publishes statements.
+func handleStatements(uc *svc.UseCases) asynq.HandlerFunc {
+	return func(ctx context.Context, _ *asynq.Task) error {
+		return uc.Statements.Scheduled(ctx)
+	}
+}
+
+// handleStatementRun reads and matches one run's day; its last try fails
+// the run (asynq's count, so it survives a crashed worker).
+func handleStatementRun(uc *svc.UseCases) asynq.HandlerFunc {
+	return func(ctx context.Context, t *asynq.Task) error {
+		var p tasks.StatementPayload
+		if err := tasks.Decode(t, &p); err != nil {
+			return err
+		}
+		retried, _ := asynq.GetRetryCount(ctx)
+		maxRetry, _ := asynq.GetMaxRetry(ctx)
+		return uc.Statements.Run(ctx, p.RunID, retried, maxRetry)
 	}
 }

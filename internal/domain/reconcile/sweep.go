@@ -10,6 +10,7 @@ import (
 	"orderflow/internal/domain/group"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/domain/statement"
 	"orderflow/internal/domain/webhook"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/metrics"
@@ -45,10 +46,12 @@ type Sweeper struct {
 	Groups  *group.Service
 	// Webhooks re-queues undelivered shop webhooks whose task was lost.
 	Webhooks *webhook.Service
-	Stock    *stock.Counter
-	Metrics  *metrics.Metrics
-	Clock    clock.Clock
-	Log      *zap.Logger
+	// Statements re-queues a statement run whose task was lost; nil: none.
+	Statements *statement.Service
+	Stock      *stock.Counter
+	Metrics    *metrics.Metrics
+	Clock      clock.Clock
+	Log        *zap.Logger
 	// Page is how many objects one read takes (and one liveness round trip checks).
 	Page int
 	// Budget bounds one scheduled pass's wall time; the next pass resumes

@@ -31,6 +31,7 @@ const (
 	KindOutbox          = "outbox_old"
 	KindStockCounters   = "stock_counters"
 	KindUnnotified      = "payments_unnotified"
+	KindStatementRuns   = "statement_runs"
 )
 
 // sweepKind is one kind of non-terminal object: its name, the task type
@@ -55,8 +56,9 @@ func (s *Sweeper) kinds() []sweepKind {
 		{KindOutbox, "", s.oldOutbox},
 		{KindStockCounters, "", s.stockCounters},
 		{KindUnnotified, "", s.unnotifiedPayments},
-		// Last: a pass's saved place (a kind's index) stays valid.
+		// Appended: a pass's saved place (a kind's index) stays valid.
 		{KindOrdersRefunding, "", s.objectWalk("", s.refundsDone)},
+		{KindStatementRuns, tasks.TypeStatementRun, s.objectWalk(tasks.TypeStatementRun, s.statementRuns)},
 	}
 }
 

@@ -48,7 +48,7 @@ func (s *Service) Open(ctx context.Context, provider, day string) (*model.Statem
 			*r = *cur
 			return nil
 		}
-		if err := tx.InsertOutboxLater(ctx, runTask(r.ID, now)); err != nil {
+		if err := tx.InsertOutboxLater(ctx, runTask(r.ID, 1, now)); err != nil {
 			return err
 		}
 		return trail.Record(ctx, tx, now, actionRun, provider+":"+day, trail.Detail{"run_id": r.ID})
@@ -59,11 +59,31 @@ func (s *Service) Open(ctx context.Context, provider, day string) (*model.Statem
 	return r, nil
 }
 
-// runTask is the outbox row of a run's task; a run has one generation.
-func runTask(runID int64, now time.Time) *model.OutboxRow {
-	id := strconv.FormatInt(runID, 10)
-	return model.TaskRow(tasks.ID(tasks.TypeStatementRun, id, 1), tasks.TypeStatementRun,
-		tasks.Encode(tasks.StatementPayload{RunID: runID}), now, now)
+// runTask is the outbox row of generation gen of a run's task.
+func runTask(runID int64, gen int, now time.Time) *model.OutboxRow {
+	return model.TaskRow(TaskID(runID, gen), tasks.TypeStatementRun, tasks.Encode(tasks.StatementPayload{RunID: runID}), now, now)
+}
+
+// TaskID is the task ID of generation gen of a run's task.
+func TaskID(runID int64, gen int) string {
+	return tasks.ID(tasks.TypeStatementRun, strconv.FormatInt(runID, 10), gen)
+}
+
+// Requeue queues the next generation of an unfinished run's task whose
+// current one is lost (the sweep's call); false when the run finished.
+func (s *Service) Requeue(ctx context.Context, r *model.StatementRun) (bool, error) {
+	gen, now := r.TaskGen+1, s.clock.Now()
+	var ok bool
+	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
+		if ok, err = tx.BumpStatementRunGen(ctx, r.ID, gen); err != nil || !ok {
+			return err
+		}
+		return tx.InsertOutboxLater(ctx, runTask(r.ID, gen, now))
+	})
+	if err != nil {
+		return false, fmt.Errorf("requeue statement run %d: %w", r.ID, err)
+	}
+	return ok, nil
 }
 
 // Scheduled is the daily job: for every provider that publishes

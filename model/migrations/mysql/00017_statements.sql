@@ -32,6 +32,7 @@ CREATE TABLE statement_runs (
   day            CHAR(10)     NOT NULL,
   status         VARCHAR(16)  NOT NULL,
   active         TINYINT      NULL DEFAULT 1,
+  task_gen       INT          NOT NULL DEFAULT 1,
   provider_lines BIGINT       NOT NULL DEFAULT 0,
   matched        BIGINT       NOT NULL DEFAULT 0,
   payments       BIGINT       NOT NULL DEFAULT 0,
