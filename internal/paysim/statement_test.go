@@ -2,6 +2,7 @@ package paysim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -134,7 +135,8 @@ func TestStatementOverAdminRoutes(t *testing.T) {
 	}
 
 	_, err = c.Statement(ctx, "2026-12-01", "", 0)
-	if he, ok := err.(*HTTPError); !ok || he.StatusCode != http.StatusConflict || he.Code != "statement_not_ready" {
+	var he *HTTPError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusConflict || he.Code != "statement_not_ready" {
 		t.Errorf("statement of a day not over: %v, want 409 statement_not_ready", err)
 	}
 	mustClock(at(24, 0))
