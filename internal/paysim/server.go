@@ -1,7 +1,10 @@
 // Package paysim simulates orderflow's payment provider: it serves the
 // provider's refund protocol, sends signed payment notifications and refund
 // callbacks to orderflow, counts how often each refund was executed, and can
-// be told to fail, time out or delay a share of calls.
+// be told to fail, time out or delay a share of calls. It publishes a signed
+// daily statement of what it really took and refunded (statement.go), with
+// knobs that make money move where orderflow cannot see it: a dashboard
+// refund, a payment never notified, a statement line dropped or altered.
 //
 // It runs in-process (tests mount Sim.Handler on a real listener) or as its
 // own process (cmd/paysim).
