@@ -210,3 +210,25 @@ func TestStatementLargeDayOnlyPagesInMemory(t *testing.T) {
 		t.Errorf("last page: %d lines, has_more %v", len(page.Lines), page.HasMore)
 	}
 }
+
+// TestStatementListsARefundOnceItSucceeds: a processing refund has moved
+// no money yet; it enters the statement when it succeeds, at that time.
+func TestStatementListsARefundOnceItSucceeds(t *testing.T) {
+	rc := newReceiver(t, nil)
+	b := setup(t, Config{NotifyBaseURL: rc.srv.URL, CallbackDelay: 200 * time.Millisecond})
+	ctx := context.Background()
+	b.sim.SetClock(func() time.Time { return time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC) })
+	if _, err := b.client.Refund(ctx, RefundRequest{OutRequestNo: "R-slow", TradeNo: "T1", OrderNo: "O1", AmountCents: 5}); err != nil {
+		t.Fatal(err)
+	}
+	b.sim.SetClock(func() time.Time { return time.Date(2026, 12, 2, 0, 0, 1, 0, time.UTC) })
+	rc.wait(refundNotifyPath)
+	b.sim.SetClock(func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) })
+	if lines, _ := readStatement(t, b.client, "2026-12-01", 0); len(lines) != 0 {
+		t.Errorf("day of the request lists %+v, want nothing", lines)
+	}
+	lines, _ := readStatement(t, b.client, "2026-12-02", 0)
+	if len(lines) != 1 || lines[0].Ref != "R-slow" || lines[0].At != time.Date(2026, 12, 2, 0, 0, 1, 0, time.UTC) {
+		t.Errorf("day of the success lists %+v, want R-slow at 00:00:01", lines)
+	}
+}
