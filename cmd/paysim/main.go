@@ -13,7 +13,10 @@
 //	-callback-delay  ORDERFLOW_PAYSIM_CALLBACK_DELAY  time a refund stays processing (0: succeed at once)
 //	-seed            ORDERFLOW_PAYSIM_SEED            fault-injection seed (0: from the clock)
 //
-// The /admin routes are unsigned, so keep the listener on loopback.
+// The /admin routes are unsigned, so keep the listener on loopback. Besides
+// /admin/pay and /admin/config they drive the statement (internal/paysim
+// statement_admin.go): the clock, dropped and altered lines, synthetic days,
+// dashboard refunds and payments orderflow never hears of.
 package main
 
 import (

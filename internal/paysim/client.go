@@ -108,16 +108,29 @@ func (c *Client) QueryRefund(ctx context.Context, outRequestNo string) (RefundSt
 // do sends in as JSON (nil: no body), signs it when signed, and decodes a
 // 2xx answer into out (nil: discard).
 func (c *Client) do(ctx context.Context, method, path string, in any, signed bool, out any) error {
+	raw, _, err := c.send(ctx, method, path, in, signed)
+	if err != nil || out == nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("paysim %s %s: decode answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// send sends in as JSON (nil: no body), signs it when signed, and returns a
+// 2xx answer's raw body and headers; any other status is an *HTTPError.
+func (c *Client) send(ctx context.Context, method, path string, in any, signed bool) ([]byte, http.Header, error) {
 	var body []byte
 	if in != nil {
 		var err error
 		if body, err = json.Marshal(in); err != nil {
-			return fmt.Errorf("paysim %s %s: encode: %w", method, path, err)
+			return nil, nil, fmt.Errorf("paysim %s %s: encode: %w", method, path, err)
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("paysim %s %s: %w", method, path, err)
+		return nil, nil, fmt.Errorf("paysim %s %s: %w", method, path, err)
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -131,12 +144,12 @@ func (c *Client) do(ctx context.Context, method, path string, in any, signed boo
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("paysim %s %s: %w", method, path, err)
+		return nil, nil, fmt.Errorf("paysim %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return fmt.Errorf("paysim %s %s: read answer: %w", method, path, err)
+		return nil, nil, fmt.Errorf("paysim %s %s: read answer: %w", method, path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := &HTTPError{Method: method, Path: path, StatusCode: resp.StatusCode}
@@ -146,13 +159,7 @@ func (c *Client) do(ctx context.Context, method, path string, in any, signed boo
 		} else {
 			e.Message = string(raw)
 		}
-		return e
+		return nil, nil, e
 	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("paysim %s %s: decode answer: %w", method, path, err)
-	}
-	return nil
+	return raw, resp.Header, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -45,9 +46,10 @@ type PayResult struct {
 
 // notification is the signed body POSTed to orderflow.
 type notification struct {
-	OrderNo     string `json:"order_no"`
-	TradeNo     string `json:"trade_no"`
-	AmountCents int64  `json:"amount_cents"`
+	OrderNo     string    `json:"order_no"`
+	TradeNo     string    `json:"trade_no"`
+	AmountCents int64     `json:"amount_cents"`
+	PaidAt      time.Time `json:"paid_at,omitzero"` // the simulator's time of the payment, UTC, whole seconds
 }
 
 // sendOutcome is orderflow's answer to one notification.
@@ -100,12 +102,11 @@ func (s *Sim) pay(ctx context.Context, req PayRequest) (PayResult, int, string, 
 
 	// One body for every copy, so duplicates are byte-identical like a
 	// provider's redelivery.
-	n := notification{OrderNo: req.OrderNo, TradeNo: req.TradeNo, AmountCents: req.AmountCents}
+	n := s.recordPayment(req.OrderNo, req.TradeNo, req.AmountCents)
 	body, err := json.Marshal(n)
 	if err != nil {
 		return PayResult{}, http.StatusInternalServerError, "internal", fmt.Errorf("encode notification: %w", err)
 	}
-	s.recordPayment(n)
 	outcomes := s.notifyPayment(ctx, body, times)
 
 	res := PayResult{TradeNo: req.TradeNo, StatusCodes: make([]int, times)}

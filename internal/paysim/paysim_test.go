@@ -405,6 +405,10 @@ func TestPayForwardsSignedNotification(t *testing.T) {
 	if err := json.Unmarshal(got.Body, &n); err != nil {
 		t.Fatal(err)
 	}
+	if n.PaidAt.IsZero() || n.PaidAt.Location() != time.UTC {
+		t.Errorf("paid_at = %v, want the simulator's time in UTC", n.PaidAt)
+	}
+	n.PaidAt = time.Time{}
 	if diff := cmp.Diff(notification{OrderNo: "O-pay", TradeNo: tradeNo, AmountCents: 1234}, n); diff != "" {
 		t.Errorf("notification (-want +got):\n%s", diff)
 	}

@@ -182,7 +182,7 @@ func (s *Sim) applyRefund(req RefundRequest) (st RefundStatus, ok bool) {
 		}
 		return RefundStatus{OutRequestNo: req.OutRequestNo, Status: r.status}, true
 	}
-	if paid, known := s.trades[req.TradeNo]; known && s.refundedLocked(req.TradeNo)+req.AmountCents > paid {
+	if t, known := s.trades[req.TradeNo]; known && s.refundedLocked(req.TradeNo)+req.AmountCents > t.amountCents {
 		// A trade is refunded in parts, never past what it paid: nothing
 		// is recorded, so the number stays free (Status "" tells the caller).
 		return RefundStatus{OutRequestNo: req.OutRequestNo}, true
@@ -200,7 +200,7 @@ func (s *Sim) applyRefund(req RefundRequest) (st RefundStatus, ok bool) {
 		zap.String("order_no", req.OrderNo),
 		zap.Int64("amount_cents", req.AmountCents))
 	if s.knobs.CallbackDelay == 0 {
-		r.status = StatusSucceeded
+		s.succeedLocked(r)
 	} else {
 		r.status = StatusProcessing
 		s.completeLater(req.OutRequestNo, s.knobs.CallbackDelay)
@@ -209,15 +209,30 @@ func (s *Sim) applyRefund(req RefundRequest) (st RefundStatus, ok bool) {
 }
 
 // refundedLocked is what the refunds of trade tradeNo returned or are
-// returning (every applied refund but a failed one). s.mu must be held.
+// returning (every applied refund but a failed one, and the dashboard's).
+// s.mu must be held.
 func (s *Sim) refundedLocked(tradeNo string) int64 {
 	var sum int64
+	if t, known := s.trades[tradeNo]; known {
+		sum = t.dashboardCents
+	}
 	for _, r := range s.refunds {
 		if r.status != "" && r.status != StatusFailed && r.req.TradeNo == tradeNo {
 			sum += r.req.AmountCents
 		}
 	}
 	return sum
+}
+
+// succeedLocked marks an executed refund succeeded: the money is back with
+// the buyer, so the refund enters the statement of today. s.mu must be held.
+func (s *Sim) succeedLocked(r *refund) {
+	r.status = StatusSucceeded
+	s.book.add(StatementLine{
+		Kind: KindRefund, TradeNo: r.req.TradeNo, OrderNo: r.req.OrderNo,
+		RefundNo: r.req.OutRequestNo, Ref: r.req.OutRequestNo,
+		AmountCents: r.req.AmountCents, At: s.nowLocked(),
+	})
 }
 
 // completeLater moves a processing refund to succeeded after d and sends the
@@ -231,7 +246,7 @@ func (s *Sim) completeLater(no string, d time.Duration) {
 		r := s.refunds[no]
 		moved := r != nil && r.status == StatusProcessing
 		if moved {
-			r.status = StatusSucceeded
+			s.succeedLocked(r)
 		}
 		s.mu.Unlock()
 		if moved {

@@ -1,7 +1,10 @@
 // Package paysim simulates orderflow's payment provider: it serves the
 // provider's refund protocol, sends signed payment notifications and refund
 // callbacks to orderflow, counts how often each refund was executed, and can
-// be told to fail, time out or delay a share of calls.
+// be told to fail, time out or delay a share of calls. It publishes a signed
+// daily statement of what it really took and refunded (statement.go), with
+// knobs that make money move where orderflow cannot see it: a dashboard
+// refund, a payment never notified, a statement line dropped or altered.
 //
 // It runs in-process (tests mount Sim.Handler on a real listener) or as its
 // own process (cmd/paysim).
@@ -39,7 +42,9 @@ type Sim struct {
 	// told about, applied or not.
 	refunds         map[string]*refund
 	payments        map[string]notification // by order_no: what GET /payments/{order_no} answers
-	trades          map[string]int64        // by trade_no: the amount paid, which its refunds never pass
+	trades          map[string]*trade       // by trade_no: what was paid, which its refunds never pass
+	clock           func() time.Time        // stamps every payment and refund (SetClock)
+	book            book                    // the statement lines, by day, and the statement knobs
 	paymentsSent    int64
 	callbacksSent   int64
 	callbacksFailed int64
@@ -81,27 +86,34 @@ func New(cfg Config) *Sim {
 			TimeoutDelay:  cfg.TimeoutDelay,
 			CallbackDelay: cfg.CallbackDelay,
 		},
-		refunds: make(map[string]*refund),
+		refunds:  make(map[string]*refund),
+		payments: make(map[string]notification),
+		trades:   make(map[string]*trade),
+		clock:    time.Now,
+		book:     newBook(),
 	}
 }
 
 // Handler returns the simulator's HTTP routes.
 //
-// Provider routes (/refunds…) require a valid X-Signature over the raw body
-// (the empty body for GET). The /admin/… routes are the test harness's and
-// are deliberately unsigned: the simulator is meant to listen on loopback
+// Provider routes (/refunds…, /payments…, /statements) require a valid
+// X-Signature over the raw body (the empty body for GET); the statement's
+// answer is signed the same way. The /admin/… routes are the test harness's
+// and are deliberately unsigned: the simulator is meant to listen on loopback
 // only, and the harness should not need the shared secret to drive it.
 func (s *Sim) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /refunds", s.signed(s.handleCreateRefund))
 	mux.Handle("GET /refunds/{out_request_no}", s.signed(s.handleQueryRefund))
 	mux.Handle("GET /payments/{order_no}", s.signed(s.handleQueryPayment))
+	mux.Handle("GET /statements", s.signed(s.handleStatement))
 	mux.HandleFunc("POST /admin/refunds/{out_request_no}/fail", s.handleFailRefund)
 	mux.HandleFunc("GET /admin/stats", s.handleStats)
 	mux.HandleFunc("GET /admin/config", s.handleGetKnobs)
 	mux.HandleFunc("POST /admin/config", s.handlePostKnobs)
 	mux.HandleFunc("POST /admin/pay", s.handlePay)
 	mux.HandleFunc("GET /checkout/{order_no}", s.handleCheckout)
+	s.statementAdminRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path)
 	})

@@ -3,6 +3,7 @@ package paysim
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,22 @@ func (s *Sim) signed(h signedHandler) http.Handler {
 		}
 		h(w, r, body)
 	})
+}
+
+// writeSignedJSON answers status with v as JSON and signs the body the way
+// the simulator signs its callbacks, so orderflow can trust what it reads.
+func (s *Sim) writeSignedJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only our own response types reach here, so this is a programming error.
+		writeError(w, http.StatusInternalServerError, "internal", "encode response")
+		return
+	}
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set(sign.Header, sign.Sum(s.secret, b))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
 }
 
 // readBody reads the whole request body, answering 400 or 413 itself on failure.

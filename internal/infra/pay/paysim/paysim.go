@@ -50,13 +50,22 @@ func (p *Provider) Checkout(_ context.Context, req pay.CheckoutRequest) (*pay.Ch
 }
 
 // notice is either of the simulator's signed bodies: a payment
-// (order_no, trade_no, amount_cents) or a refund callback (out_request_no, status).
+// (order_no, trade_no, amount_cents, paid_at) or a refund callback
+// (out_request_no, status).
 type notice struct {
 	OrderNo      string `json:"order_no"`
 	TradeNo      string `json:"trade_no"`
 	AmountCents  int64  `json:"amount_cents"`
 	OutRequestNo string `json:"out_request_no"`
 	Status       string `json:"status"`
+	// PaidAt is the simulator's time of the payment; absent from an older
+	// simulator's messages (a zero Paid.At).
+	PaidAt time.Time `json:"paid_at"`
+}
+
+// paid is the payment n tells of.
+func (n *notice) paid() *pay.Paid {
+	return &pay.Paid{OrderNo: n.OrderNo, TradeNo: n.TradeNo, AmountCents: n.AmountCents, At: n.PaidAt}
 }
 
 // Parse checks X-Signature over the raw body before it reads it.
@@ -72,7 +81,7 @@ func (p *Provider) Parse(r *http.Request, body []byte) (*pay.Event, error) {
 	case n.OutRequestNo != "":
 		return &pay.Event{Refund: &pay.RefundUpdate{RefundNo: n.OutRequestNo, Status: n.Status}}, nil
 	case n.OrderNo != "":
-		return &pay.Event{Paid: &pay.Paid{OrderNo: n.OrderNo, TradeNo: n.TradeNo, AmountCents: n.AmountCents}}, nil
+		return &pay.Event{Paid: n.paid()}, nil
 	}
 	return &pay.Event{}, nil
 }
@@ -101,7 +110,7 @@ func (p *Provider) QueryPayment(ctx context.Context, orderNo, _ string) (*pay.Pa
 	if b.Status != pay.RefundSucceeded || b.TradeNo == "" {
 		return nil, nil
 	}
-	return &pay.Paid{OrderNo: b.OrderNo, TradeNo: b.TradeNo, AmountCents: b.AmountCents}, nil
+	return b.paid(), nil
 }
 
 // refundBody is POST /refunds.
@@ -135,15 +144,10 @@ func (p *Provider) QueryRefund(ctx context.Context, r pay.RefundRequest) (string
 var errUnreadable = errors.New("unreadable answer")
 
 func (p *Provider) do(ctx context.Context, method, path string, body []byte, out *notice) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, method, p.base+path, bytes.NewReader(body))
+	req, err := p.signedRequest(ctx, method, path, body)
 	if err != nil {
 		return 0, err
 	}
-	if body == nil {
-		body = []byte{}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(sign.Header, sign.Sum(p.secret, body))
 	resp, err := p.http.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("provider %s %s: %w", method, path, err)
@@ -157,4 +161,16 @@ func (p *Provider) do(ctx context.Context, method, path string, body []byte, out
 		return resp.StatusCode, fmt.Errorf("provider %s %s: %w %.200q", method, path, errUnreadable, raw)
 	}
 	return resp.StatusCode, nil
+}
+
+// signedRequest is a call to the simulator with X-Signature over body (the
+// empty body when nil).
+func (p *Provider) signedRequest(ctx context.Context, method, path string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, p.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("provider %s %s: %w", method, path, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(sign.Header, sign.Sum(p.secret, body))
+	return req, nil
 }
