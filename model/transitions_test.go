@@ -166,6 +166,8 @@ func TestTablesSpellStatusesAsStored(t *testing.T) {
 		"card_key": {"UNSOLD", "LOCKED", "SOLD", "RECYCLED"},
 		"dispute": {"warning_needs_response", "warning_under_review", "warning_closed",
 			"needs_response", "under_review", "won", "lost", "prevented"},
+		"statement_run":   {"queued", "running", "done", "failed"},
+		"statement_break": {"open", "resolved"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("statuses by machine (-want +got):\n%s", diff)
