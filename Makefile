@@ -2,7 +2,7 @@
 GO ?= go
 TEST_FLAGS ?= -race -count=1 -timeout 14m
 
-.PHONY: help run run-mysql demo test lint build test-cluster test-ha browser chaos chaos-short audit bench bench-ha bench-console fuzz
+.PHONY: help run run-mysql demo test lint build test-cluster test-ha browser chaos chaos-short audit bench bench-ha bench-console bench-statements fuzz
 
 ## help: list every target with what it does (the default goal: plain `make` runs it)
 help:
@@ -52,6 +52,12 @@ bench-ha:
 	./scripts/ha-packages.sh
 	./scripts/services.sh
 	$(GO) run ./cmd/bench -phases e2e,galera -half-time 0 -json tmp/bench-ha.json $(BENCH_FLAGS)
+
+## bench-statements: a paysim statement day of 20,000 and of 200,000 lines (breaks planted) reconciled in-process: time (< 60 s), breaks, peak RSS
+STATEMENT_LINES ?= 20000,200000
+bench-statements:
+	./scripts/services.sh
+	$(GO) run ./cmd/bench -statements $(STATEMENT_LINES) $(BENCH_FLAGS)
 
 ## bench-console: each console page timed over HTTP with 100,000 orders in the ledger (must be < 200 ms)
 bench-console:

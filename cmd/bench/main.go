@@ -18,6 +18,9 @@
 // It uses its own databases (<db>, <db>_floor; dropped and recreated) and a
 // reserved Redis DB number, builds the API and the worker once and runs them
 // as child processes. `make bench` runs it with the defaults.
+//
+// With -statements it runs only the statements bench (statements.go, `make
+// bench-statements`): a provider's statement day reconciled in-process.
 package main
 
 import (
@@ -74,6 +77,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
+	}
+	if len(p.Statements) > 0 {
+		os.Exit(statementsBench(p))
 	}
 	os.Exit(bench(p))
 }

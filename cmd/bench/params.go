@@ -47,6 +47,11 @@ type Params struct {
 	Profile     string   `json:"profile_dir,omitempty"` // CPU profiles of the closed loop's steady window
 	Deadline    Duration `json:"time_budget"`           // the whole run must fit in this
 	Drain       Duration `json:"drain_timeout"`         // longest wait for a phase's orders to finish
+
+	// Statements, when set, makes the run the statements bench only
+	// (make bench-statements): a day of each of these many lines.
+	Statements      intList  `json:"statement_lines,omitempty"`
+	StatementsLimit Duration `json:"statement_limit,omitempty"` // the longest a day's run may take
 }
 
 // Duration prints as a Go duration in JSON.
@@ -119,6 +124,7 @@ func parseParams(args []string) (Params, error) {
 		Preload: 1_000_000, PreloadKeys: 100_000, Pending: 100_000,
 		JSONPath: "tmp/bench.json", WorkDir: "tmp/bench",
 		Deadline: Duration(10 * time.Minute), Drain: Duration(60 * time.Second),
+		StatementsLimit: Duration(60 * time.Second),
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&p.MySQL, "mysql", p.MySQL, "MariaDB/MySQL server DSN (go-sql-driver form, no database)")
@@ -158,6 +164,8 @@ func parseParams(args []string) (Params, error) {
 	fs.StringVar(&p.Profile, "profile", p.Profile, "write CPU profiles of the API and workers over the closed loop's steady window into this directory")
 	fs.Var(&p.Deadline, "budget", "time budget of the whole run")
 	fs.Var(&p.Drain, "drain", "longest wait for a phase's orders to finish")
+	fs.Var(&p.Statements, "statements", "run only the statements bench: a paysim statement day of each of these many lines, reconciled in-process (make bench-statements)")
+	fs.Var(&p.StatementsLimit, "statements-limit", "statements bench: the longest one day's run may take (longer fails the bench)")
 	if err := fs.Parse(args); err != nil {
 		return p, err
 	}
