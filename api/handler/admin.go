@@ -9,8 +9,11 @@ import (
 	"orderflow/model"
 )
 
-func pathID(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+func pathID(r *http.Request) (int64, error) { return pathInt(r, "id") }
+
+// pathInt reads a positive integer path value.
+func pathInt(r *http.Request, key string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue(key), 10, 64)
 	if err != nil || id <= 0 {
 		return 0, errBadID
 	}

@@ -34,6 +34,7 @@ var fieldCodes = map[string]string{
 	"order_no": "invalid_order_no", "trade_no": "invalid_trade_no", "amount_cents": "invalid_amount",
 	"out_request_no": "invalid_refund_notify", "status": "invalid_refund_notify",
 	"reference": "invalid_reference", "note": "invalid_note",
+	"provider": "unknown_provider", "date": "invalid_date",
 }
 
 // decodeJSON unmarshals a body; a field of the wrong type is answered with

@@ -106,6 +106,10 @@ func (h *Handler) adminRoutes(uc *svc.UseCases) []adminRoute {
 		byMethod("GET /api/v1/admin/webhooks", h.listWebhooks),
 		byMethod("POST /api/v1/admin/webhooks/{id}/retry", h.retryWebhook),
 		byMethod("GET /api/v1/admin/audit", h.auditTrail),
+		byMethod("POST /api/v1/admin/statements/runs", h.runStatement),
+		byMethod("GET /api/v1/admin/statements/runs/{run_id}", h.getStatementRun),
+		byMethod("GET /api/v1/admin/statements/breaks", h.listStatementBreaks),
+		byMethod("POST /api/v1/admin/statements/breaks/{id}/resolve", h.resolveStatementBreak),
 	}
 }
 
