@@ -33,8 +33,8 @@ type needsView struct {
 	Disputes      []disputeRow
 	// Breaks are open statement breaks, oldest first (at most listLimit of
 	// BreaksOpen); the Statements page resolves them.
-	Breaks     []row
-	BreaksOpen int
+	Breaks        []row
+	BreaksOpen    int
 	OutboxBacklog int64
 	OutboxAge     time.Duration
 	Sweep         *metrics.SweepPass
