@@ -92,7 +92,7 @@ test-ha: build
 ## browser: headless Chromium checks the asynqmon dashboard and drives the console (tmp/monitoring.png, tmp/console-*.png)
 browser:
 	./scripts/browser-check.sh
-	$(GO) test -race -count=1 -tags browser -run '^TestConsole(Roles)?InBrowser$$' -v ./tests/console/
+	$(GO) test -race -count=1 -tags browser -run '^TestConsole(Roles|Statements)?InBrowser$$' -v ./tests/console/
 
 ## fuzz: the request-decoder and payment-notify fuzzers, FUZZTIME each (default 60s); `make test` runs their seeds
 FUZZTIME ?= 60s

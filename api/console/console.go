@@ -44,7 +44,7 @@ func New(sc *svc.ServiceContext, uc *svc.UseCases) *Console {
 		sessions: newSessions(sc.Config.Operators(), sc.Store, sc.Clock.Now),
 		pages:    map[string]*template.Template{},
 	}
-	for _, p := range []string{"login", "needs", "story", "glance"} {
+	for _, p := range []string{"login", "needs", "story", "glance", "statements"} {
 		c.pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html"))
 	}
 	return c
@@ -60,6 +60,7 @@ func (c *Console) Mount(mux *http.ServeMux) {
 	mux.Handle("GET /console/{$}", c.page(c.needs))
 	mux.Handle("GET /console/story", c.page(c.story))
 	mux.Handle("GET /console/glance", c.page(c.glance))
+	mux.Handle("GET /console/statements", c.page(c.statements))
 
 	mux.Handle("POST /console/orders/{no}/retry", c.act(c.retryOrder))
 	mux.Handle("POST /console/orders/{no}/refund", c.act(c.refundOrder))
@@ -67,6 +68,8 @@ func (c *Console) Mount(mux *http.ServeMux) {
 	mux.Handle("POST /console/refunds/{no}/retry", c.act(c.retryRefund))
 	mux.Handle("POST /console/refunds/{no}/resolve", c.act(c.resolveRefund))
 	mux.Handle("POST /console/groups/{no}/retry", c.act(c.retryGroup))
+	mux.Handle("POST /console/statements/runs", c.act(c.runStatement))
+	mux.Handle("POST /console/statements/breaks/{id}/resolve", c.act(c.resolveBreak))
 
 	// Anything else under /console/: the login for strangers, 404 for the admin.
 	mux.Handle("/console/", c.page(http.NotFound))

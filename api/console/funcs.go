@@ -8,6 +8,7 @@ import (
 
 var funcs = template.FuncMap{
 	"money":  money,
+	"moneyp": moneyOr,
 	"age":    age,
 	"dur":    func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 	"when":   when,

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"orderflow/internal/infra/metrics"
+	"orderflow/model"
 )
 
 // listLimit bounds every list on a page: the newest rows, each an index walk.
@@ -29,6 +31,10 @@ type needsView struct {
 	Notifications []row
 	Held          []row
 	Disputes      []disputeRow
+	// Breaks are open statement breaks, oldest first (at most listLimit of
+	// BreaksOpen); the Statements page resolves them.
+	Breaks        []row
+	BreaksOpen    int
 	OutboxBacklog int64
 	OutboxAge     time.Duration
 	Sweep         *metrics.SweepPass
@@ -91,6 +97,16 @@ func (c *Console) needsView(ctx context.Context) (*needsView, error) {
 			row: row{No: d.OrderNo, Age: c.since(d.CreatedAt), Reason: d.Reason,
 				Detail: fmt.Sprintf("%s %s, %s, %s", d.Provider, d.DisputeID, money(d.AmountCents), d.Status)}})
 	}
+	breaks, err := c.uc.Statements.Breaks(ctx, string(model.BreakOpen), "")
+	if err != nil {
+		return nil, err
+	}
+	v.BreaksOpen = len(breaks)
+	for _, b := range breaks[:min(len(breaks), listLimit)] {
+		v.Breaks = append(v.Breaks, row{No: strconv.FormatInt(b.ID, 10), Age: c.since(b.CreatedAt), Reason: b.Action,
+			Detail: fmt.Sprintf("%s %s of %s, %s (provider %s, ledger %s)", b.Provider, b.Kind, b.Day, b.Ref,
+				moneyOr(b.ProviderAmountCents), moneyOr(b.LedgerAmountCents))})
+	}
 	v.OutboxBehind = v.OutboxAge > time.Minute
 	if v.Sweep != nil {
 		v.SweepAge = c.since(v.Sweep.StartedAt)
@@ -100,3 +116,11 @@ func (c *Console) needsView(ctx context.Context) (*needsView, error) {
 }
 
 func money(cents int64) string { return fmt.Sprintf("%d.%02d", cents/100, cents%100) }
+
+// moneyOr is an optional amount, "—" when absent.
+func moneyOr(cents *int64) string {
+	if cents == nil {
+		return "—"
+	}
+	return money(*cents)
+}

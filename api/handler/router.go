@@ -30,7 +30,7 @@ type Handler struct {
 // NewRouter returns the API's routes.
 func NewRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
 	h := &Handler{uc: uc, log: sc.Log, ops: sc.Config.Operators(), paySecret: sc.Config.PaySecret,
-		sources: metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock, Jobs: sc.Config.PeriodicJobs()}}
+		sources: sc.MetricsSources(uc)}
 	hc := &health.Checker{DB: sc.DB, Redis: sc.Redis}
 
 	mux := http.NewServeMux()
@@ -134,8 +134,7 @@ func AdminRoutes() []AdminRoute {
 // ORDERFLOW_METRICS_AUTH=admin: on the API's listener, or alone on
 // ORDERFLOW_METRICS_ADDR's.
 func MetricsRouter(sc *svc.ServiceContext, uc *svc.UseCases) http.Handler {
-	src := metrics.Sources{Store: sc.Store, Inspector: sc.Inspector, Clock: sc.Clock, Jobs: sc.Config.PeriodicJobs()}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics.Guard(metrics.Handler(uc.Metrics, src), sc.Config.MetricsAuth, sc.Config.Operators()))
+	mux.Handle("GET /metrics", metrics.Guard(metrics.Handler(uc.Metrics, sc.MetricsSources(uc)), sc.Config.MetricsAuth, sc.Config.Operators()))
 	return mux
 }

@@ -140,7 +140,7 @@ func (w *Worker) Start() error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", hc.Live)
 	mux.HandleFunc("GET /readyz", hc.Ready)
-	src := metrics.Sources{Store: w.sc.Store, Inspector: w.sc.Inspector, Clock: w.sc.Clock, Jobs: c.PeriodicJobs()}
+	src := w.sc.MetricsSources(w.uc)
 	ops := c.Operators()
 	mux.Handle("GET /metrics", metrics.Guard(metrics.Handler(w.uc.Metrics, src), c.MetricsAuth, ops))
 	profiling.Mount(mux, ops)

@@ -21,6 +21,7 @@ var consoleURLs = []struct{ method, path string }{
 	{"GET", "/console/story"},
 	{"GET", "/console/story?no=O123"},
 	{"GET", "/console/glance"},
+	{"GET", "/console/statements"},
 	{"GET", "/console/no-such-page"},
 	{"POST", "/console/logout"},
 	{"POST", "/console/orders/O123/retry"},
@@ -29,6 +30,8 @@ var consoleURLs = []struct{ method, path string }{
 	{"POST", "/console/refunds/R123/retry"},
 	{"POST", "/console/refunds/R123/resolve"},
 	{"POST", "/console/groups/G123/retry"},
+	{"POST", "/console/statements/runs"},
+	{"POST", "/console/statements/breaks/1/resolve"},
 }
 
 func TestConsole(t *testing.T) {

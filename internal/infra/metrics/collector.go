@@ -26,6 +26,11 @@ type Sources struct {
 	Clock     clock.Clock
 	// Jobs are the periodic jobs, for their last and next slot.
 	Jobs []schedule.Job
+	// StatementProviders are the enabled providers that publish statements
+	// and BreakKinds the statement break kinds: each (provider, kind,
+	// status) series is there at 0 before its first break, and an enabled
+	// provider without a good run yet is reported as such.
+	StatementProviders, BreakKinds []string
 }
 
 // ledgerCollector reads gauges at scrape time, so every process reports the
@@ -106,7 +111,7 @@ var registerOnce sync.Map
 // product exports no copy of them).
 func Handler(m *Metrics, src Sources) http.Handler {
 	if _, loaded := registerOnce.LoadOrStore(m, true); !loaded {
-		m.Registry.MustRegister(newLedgerCollector(src), asynqmetrics.NewQueueMetricsCollector(src.Inspector))
+		m.Registry.MustRegister(newLedgerCollector(src), newStatementCollector(src), asynqmetrics.NewQueueMetricsCollector(src.Inspector))
 	}
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
@@ -130,6 +135,10 @@ type Stats struct {
 	Sweep *SweepPass `json:"sweep"`
 	// Periodic is each periodic job's schedule, last claimed and next slot.
 	Periodic map[string]PeriodicSlots `json:"periodic"`
+	// StatementBreaksOpen counts the open provider statement breaks, and
+	// StatementBreaksOpenByKind by kind (every kind, 0 when none).
+	StatementBreaksOpen       int64            `json:"statement_breaks_open"`
+	StatementBreaksOpenByKind map[string]int64 `json:"statement_breaks_open_by_kind"`
 }
 
 // PeriodicSlots is one periodic job in the admin stats.
@@ -168,6 +177,9 @@ func Collect(ctx context.Context, m *Metrics, src Sources) (*Stats, error) {
 		return nil, err
 	}
 	st.OutboxOldestSeconds = age.Seconds()
+	if err := statementStats(ctx, src, st); err != nil {
+		return nil, err
+	}
 	last, err := src.Store.LastPeriodicSlots(ctx)
 	if err != nil {
 		return nil, err
