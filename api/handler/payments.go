@@ -3,6 +3,7 @@ package handler
 import (
 	"io"
 	"net/http"
+	"time"
 
 	"orderflow/internal/domain/order"
 	"orderflow/internal/infra/sign"
@@ -13,6 +14,9 @@ type paymentBody struct {
 	OrderNo     string `json:"order_no"`
 	TradeNo     string `json:"trade_no"`
 	AmountCents int64  `json:"amount_cents"`
+	// PaidAt is the simulator's time of the payment (absent: the ledger's
+	// now): the statement day the payment belongs to.
+	PaidAt time.Time `json:"paid_at"`
 }
 
 // signedBody reads the raw body and checks its signature before anything
@@ -52,7 +56,7 @@ func (h *Handler) paymentNotify(w http.ResponseWriter, r *http.Request) {
 	if h.failed(w, r, checkPayment(b)) {
 		return
 	}
-	if _, err := h.uc.Orders.Pay(r.Context(), order.Payment{OrderNo: b.OrderNo, TradeNo: b.TradeNo, AmountCents: b.AmountCents}); err != nil {
+	if _, err := h.uc.Orders.Pay(r.Context(), order.Payment{OrderNo: b.OrderNo, TradeNo: b.TradeNo, AmountCents: b.AmountCents, At: b.PaidAt}); err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
