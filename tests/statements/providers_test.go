@@ -1,0 +1,188 @@
+package statements
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"orderflow/internal/infra/pay"
+	alipayfake "orderflow/internal/payfake/alipay"
+	stripefake "orderflow/internal/payfake/stripe"
+	wechatfake "orderflow/internal/payfake/wechat"
+	"orderflow/svc"
+)
+
+// shanghai is Alipay's and WeChat Pay's calendar (UTC+8 all year).
+var shanghai = time.FixedZone("CST", 8*3600)
+
+func TestPaysim(t *testing.T) {
+	ctx := context.Background()
+	var a *shop
+	var mu sync.Mutex
+	trades := map[string]string{} // order → trade, as the simulator answered
+	keep := func(orderNo, tradeNo string) {
+		mu.Lock()
+		defer mu.Unlock()
+		trades[orderNo] = tradeNo
+	}
+	p := fakeProvider{
+		name:     pay.NamePaysim,
+		zone:     time.UTC,
+		setClock: func(now func() time.Time) { a.s.Sim.SetClock(now) },
+		pay: func(t *testing.T, orderNo string, cents int64) {
+			t.Helper()
+			tradeNo, st, err := a.s.Pay.Pay(ctx, orderNo, cents, "")
+			if err != nil || st != http.StatusOK {
+				t.Fatalf("pay %s at the simulator: status %d, %v", orderNo, st, err)
+			}
+			keep(orderNo, tradeNo)
+		},
+		tradeNo: func(orderNo string) string {
+			mu.Lock()
+			defer mu.Unlock()
+			return trades[orderNo]
+		},
+		// The knobs through the simulator's admin routes, as a harness
+		// running it as its own process would.
+		drop: func(ref string) {
+			if err := a.s.Pay.StatementDrop(ctx, ref); err != nil {
+				t.Fatal(err)
+			}
+		},
+		alter: func(ref string, cents int64) {
+			if err := a.s.Pay.StatementAlter(ctx, ref, cents); err != nil {
+				t.Fatal(err)
+			}
+		},
+		dashboardRefund: func(orderNo string, cents int64) (string, error) {
+			return a.s.Pay.DashboardRefund(ctx, orderNo, cents)
+		},
+		payUnseen: func(orderNo string, cents int64) (string, error) {
+			tradeNo, err := a.s.Pay.PayUnseen(ctx, orderNo, cents)
+			keep(orderNo, tradeNo)
+			return tradeNo, err
+		},
+		refundSends: func(no string) int { return a.s.Sim.Stats().Refunds[no].Calls },
+		refundCalls: func() int {
+			n := 0
+			for _, r := range a.s.Sim.Stats().Refunds {
+				n += r.Calls
+			}
+			return n
+		},
+		refunded: func(_, tradeNo string) int64 { return a.s.Sim.TradeRefunded(tradeNo) },
+	}
+	a = startShop(t, p, nil, nil)
+	runStatementDay(t, a)
+}
+
+func TestAlipay(t *testing.T) {
+	ctx := context.Background()
+	f, err := alipayfake.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(f.Handler())
+	t.Cleanup(func() { gw.Close(); f.Close() })
+	keyFile := filepath.Join(t.TempDir(), "app.pem")
+	if err := os.WriteFile(keyFile, []byte(f.AppPrivateKey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := fakeProvider{
+		name:     pay.NameAlipay,
+		zone:     shanghai,
+		setClock: f.SetClock,
+		pay: func(t *testing.T, orderNo string, _ int64) {
+			t.Helper()
+			answers, err := f.Pay(ctx, orderNo, alipayfake.PayOptions{})
+			if err != nil || len(answers) != 1 || answers[0].Body != "success" {
+				t.Fatalf("pay %s at alipay: %+v, %v", orderNo, answers, err)
+			}
+		},
+		tradeNo:         f.TradeNo,
+		drop:            f.StatementDrop,
+		alter:           f.StatementAlter,
+		dashboardRefund: f.DashboardRefund,
+		payUnseen:       f.PayUnseen,
+		refundSends:     f.RefundSends,
+		refundCalls:     func() int { return len(f.Refunded()) },
+		refunded:        func(orderNo, _ string) int64 { return f.TradeRefunded(orderNo) },
+	}
+	a := startShop(t, p, func(c *svc.Config) {
+		c.AlipayAppID, c.AlipayPrivateKey, c.AlipayPublicKey = alipayfake.AppID, "@"+keyFile, f.AlipayPublicKey
+		c.AlipayGatewayURL = gw.URL
+		c.AlipayNotifyURL = "http://127.0.0.1:1/api/v1/payments/alipay/notify" // the fake is told the real one
+	}, func(api string) { f.NotifyTo(api + "/api/v1/payments/alipay/notify") })
+	runStatementDay(t, a)
+}
+
+func TestWechat(t *testing.T) {
+	ctx := context.Background()
+	f, err := wechatfake.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	p := fakeProvider{
+		name:     pay.NameWechat,
+		zone:     shanghai,
+		setClock: f.SetClock,
+		pay: func(t *testing.T, orderNo string, _ int64) {
+			t.Helper()
+			if _, st, err := f.Pay(ctx, orderNo); err != nil || (st != http.StatusOK && st != http.StatusNoContent) {
+				t.Fatalf("pay %s at wechat: status %d, %v", orderNo, st, err)
+			}
+		},
+		tradeNo:         f.TradeNo,
+		drop:            f.StatementDrop,
+		alter:           f.StatementAlter,
+		dashboardRefund: f.DashboardRefund,
+		payUnseen:       f.PayUnseen,
+		refundSends:     f.RefundSends,
+		refundCalls:     f.Refunds,
+		refunded:        func(orderNo, _ string) int64 { return f.OrderRefunded(orderNo) },
+	}
+	k := f.Keys
+	a := startShop(t, p, func(c *svc.Config) {
+		c.WechatMchID, c.WechatAppID, c.WechatCertSerial = k.MchID, k.AppID, k.CertSerial
+		c.WechatPrivateKey, c.WechatAPIv3Key = k.PrivateKey, k.APIv3Key
+		c.WechatPlatformPublicKey, c.WechatPlatformPublicKeyID = k.PlatformPublicKey, k.PlatformPublicKeyID
+		c.WechatAPIURL = f.URL
+		c.WechatNotifyURL = "http://127.0.0.1:1/api/v1/payments/wechat/notify" // the fake is told the real one
+	}, func(api string) { f.NotifyTo(api + "/api/v1/payments/wechat/notify") })
+	runStatementDay(t, a)
+}
+
+func TestStripe(t *testing.T) {
+	ctx := context.Background()
+	f := stripefake.New()
+	t.Cleanup(f.Close)
+	p := fakeProvider{
+		name:     pay.NameStripe,
+		zone:     time.UTC,
+		setClock: f.SetClock,
+		pay: func(t *testing.T, orderNo string, _ int64) {
+			t.Helper()
+			if _, st, err := f.Pay(ctx, orderNo); err != nil || st/100 != 2 {
+				t.Fatalf("pay %s at stripe: status %d, %v", orderNo, st, err)
+			}
+		},
+		tradeNo:         f.IntentID,
+		drop:            f.StatementDrop,
+		alter:           f.StatementAlter,
+		dashboardRefund: f.DashboardRefund,
+		payUnseen:       f.PayUnseen,
+		refundSends:     f.RefundSends,
+		refundCalls:     f.Refunds,
+		refunded:        func(_, tradeNo string) int64 { return f.IntentRefunded(tradeNo) },
+	}
+	a := startShop(t, p, func(c *svc.Config) {
+		c.StripeSecretKey, c.StripeWebhookSecret, c.StripeAPIURL = f.SecretKey, f.WebhookSecret, f.URL
+	}, func(api string) { f.SetWebhookURL(api + "/api/v1/payments/stripe/webhook") })
+	runStatementDay(t, a)
+}
