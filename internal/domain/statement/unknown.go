@@ -116,10 +116,14 @@ func (m *matcher) recordTheirRefund(ctx context.Context, l pay.StatementLine) er
 	if !l.At.IsZero() {
 		at = l.At.UTC().Truncate(time.Millisecond)
 	}
-	no, ref, day := providerRefundNo(m.run.Provider, l.Ref), l.Ref, m.run.Day
+	no, ref := providerRefundNo(m.run.Provider, l.Ref), l.Ref
+	var statedOn *string // learned from an event (no run): no statement listed it yet
+	if m.run.ID != 0 {
+		statedOn = &m.run.Day
+	}
 	r := &model.Refund{RefundNo: no, BaseNo: no, OrderID: o.ID, OrderNo: o.OrderNo, Provider: m.run.Provider, TradeNo: l.TradeNo,
 		AmountCents: l.AmountCents, TradeCents: p.AmountCents, Reason: model.RefundReasonProvider, Note: "made at the provider: " + l.Ref,
-		ProviderStatus: pay.RefundSucceeded, ProviderRef: &ref, StatedOn: &day, CreatedAt: now, UpdatedAt: now, SucceededAt: &at}
+		ProviderStatus: pay.RefundSucceeded, ProviderRef: &ref, StatedOn: statedOn, CreatedAt: now, UpdatedAt: now, SucceededAt: &at}
 	b := m.newBreak(BreakUnknownRefund, l.Ref, l, nil, "recorded against trade "+l.TradeNo+" of order "+o.OrderNo+
 		" as refund "+no+", counted in its refunded_cents")
 	b.RefundNo = no
