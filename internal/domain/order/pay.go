@@ -25,7 +25,7 @@ type Payment struct {
 	TradeNo     string
 	AmountCents int64
 	At          time.Time // the provider's own time of the payment; zero: the ledger's
-	Note        string // an operator's note on a payment they confirmed (ConfirmManual), for the audit trail
+	Note        string    // an operator's note on a payment they confirmed (ConfirmManual), for the audit trail
 }
 
 // PayResult says what a notification did.
