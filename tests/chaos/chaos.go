@@ -3,8 +3,9 @@
 // under a mixed workload while it injects faults on a seeded schedule
 // (kill -9 of workers and APIs, Redis restarted empty, MariaDB killed and
 // restarted, the provider unreachable or hung). Then it heals everything,
-// waits (bounded) for quiescence, audits the whole ledger and checks that
-// every write a client was told about is in it.
+// waits (bounded) for quiescence, reconciles each provider's statement of
+// the day (differences planted on purpose, statements.go), audits the whole
+// ledger and checks that every write a client was told about is in it.
 //
 // The shared MariaDB and Redis are never touched: the run starts its own
 // on spare ports and may kill, restart and wipe them freely.
