@@ -1,6 +1,7 @@
 // Command chaos runs the chaos suite: orderflow as separate processes on a
 // private MariaDB and Redis, a mixed workload, faults on a seeded schedule,
-// then heal, quiescence and a full ledger audit. It prints a report and
+// then heal, quiescence, each provider's statement of the day (with
+// differences planted on purpose) and a full ledger audit. It prints a report and
 // exits 1 on any violation or if quiescence is not reached (2 if the run
 // could not be set up).
 //

@@ -59,7 +59,8 @@ const (
 	// refund_no and at most once per (order, trade) across refund_no
 	// generations, never for a refund the ledger does not know, and did move
 	// it for every refund the ledger calls succeeded (unless an operator
-	// resolved it by hand). Needs the simulator's stats.
+	// resolved it by hand, or it was made at the provider and learned from
+	// its statement). Needs the simulator's stats.
 	RuleProviderRefund = "provider-refund-once"
 	// RuleEventMoves: every event's from→to is an allowed move for its
 	// object type; creation events come from "-" into the initial status.
@@ -90,6 +91,7 @@ var Rules = []string{
 	RuleOrderSettled, RuleCardKeyOwner, RuleCardOrderKeys, RuleOrderEffect, RuleWalletBalance,
 	RulePaymentOutcome, RuleProviderRefund, RuleEventMoves, RuleEventHistory, RuleStockFlow,
 	RuleStockCounter, RulePendingSlots, RuleGroupSettlement, RuleOutboxDrained, RuleDisputeMoney,
+	RuleStatementBreaks,
 }
 
 // maxExamples bounds the examples kept per rule; the count is always exact.
@@ -113,6 +115,10 @@ type Options struct {
 	// recently than this: paid/claimed/refunding orders, processing refunds
 	// and outbox rows. Zero audits a ledger at rest: none tolerated.
 	InFlightGrace time.Duration
+	// Planted lists the statement differences a run planted on purpose;
+	// nil skips RuleStatementBreaks (an operator's ledger has open breaks
+	// to work on), an empty list allows no break at all.
+	Planted []PlantedBreak
 }
 
 // ProviderRefund is what the payment provider knows about one out_request_no.
@@ -247,6 +253,7 @@ var ruleChecks = map[string]ruleCheck{
 	RuleGroupSettlement: ledgerOnly((*auditor).groupSettlement),
 	RuleOutboxDrained:   ledgerOnly((*auditor).outboxDrained),
 	RuleDisputeMoney:    ledgerOnly((*auditor).disputeMoney),
+	RuleStatementBreaks: ledgerOnly((*auditor).statementBreaks),
 }
 
 // ledgerOnly adapts a check that reads nothing but the loaded ledger.
@@ -261,6 +268,8 @@ func skipReason(rule string, opt Options) string {
 		return "no provider stats (-paysim)"
 	case rule == RuleStockCounter && opt.Redis == nil:
 		return "no Redis (-redis)"
+	case rule == RuleStatementBreaks && opt.Planted == nil:
+		return "no planted statement breaks (a chaos run's statement step)"
 	}
 	return ""
 }

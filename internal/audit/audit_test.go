@@ -35,6 +35,9 @@ type healthy struct {
 	lateTrade     string
 	settledGroup  string
 	failedGroup   string
+	// planted is yesterday's statement break the ledger was given on
+	// purpose: a payment taken for an order that is not ours.
+	planted []audit.PlantedBreak
 }
 
 func buildHealthy(t *testing.T) *healthy {
@@ -139,13 +142,32 @@ func buildHealthy(t *testing.T) *healthy {
 	waitGroup(h.settledGroup, model.GroupSettled)
 	waitGroup(h.failedGroup, model.GroupFailed)
 
+	// Yesterday's statement, with one difference planted: the simulator
+	// took a payment for an order that is not ours, unseen.
+	day := time.Now().UTC().AddDate(0, 0, -1)
+	s.Sim.SetClock(func() time.Time { return time.Date(day.Year(), day.Month(), day.Day(), 12, 0, 0, 0, time.UTC) })
+	foreign, err := s.Sim.PayUnseen("O-NOT-OURS-AUDIT", 300)
+	s.Sim.SetClock(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := s.UC.Statements.Open(ctx, paydto.NamePaysim, day.Format("2006-01-02"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "statement run done", func() (bool, error) {
+		v, err := s.UC.Statements.Get(ctx, run.ID)
+		return err == nil && v.Run.Status == model.StatementDone, err
+	})
+	h.planted = []audit.PlantedBreak{{What: "payment for no order of ours", Provider: paydto.NamePaysim, Kind: "unknown_payment",
+		TradeNo: foreign, OrderNo: "O-NOT-OURS-AUDIT", Status: model.BreakOpen}}
+
 	testenv.Eventually(t, 20*time.Second, "ledger at rest", func() (bool, error) {
 		return s.Count(t, `SELECT COUNT(*) FROM refunds WHERE status <> ?`, model.RefundSucceeded) == 0 &&
 			s.Count(t, `SELECT COUNT(*) FROM refunds`) == 3 &&
 			s.Count(t, `SELECT COUNT(*) FROM outbox`) == 0 &&
 			s.Count(t, `SELECT COUNT(*) FROM orders WHERE status NOT IN (3, 5, 8)`) == 0, nil
 	})
-	var err error
 	if h.provider, err = audit.FetchProvider(ctx, s.SimURL); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +182,7 @@ func (h *healthy) audit(t *testing.T, dsn string, provider map[string]audit.Prov
 	}
 	defer db.Close()
 	rep, err := audit.Run(context.Background(), audit.Options{
-		DB: db, Redis: h.s.SC.Redis, Provider: provider, Grace: time.Second,
+		DB: db, Redis: h.s.SC.Redis, Provider: provider, Grace: time.Second, Planted: h.planted,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -281,6 +303,11 @@ func TestAudit(t *testing.T) {
 			`UPDATE disputes SET lost_cents = 0 WHERE dispute_id = 'du_audit'`}},
 		{name: "dispute on a trade never paid", rule: audit.RuleDisputeMoney, sql: []string{
 			`UPDATE disputes SET trade_no = 'Tplanted' WHERE dispute_id = 'du_audit'`}},
+		{name: "statement break nobody planted", rule: audit.RuleStatementBreaks, sql: []string{
+			`INSERT INTO statement_breaks (provider, day, kind, ref, trade_no, order_no, ledger_amount_cents, status, action, run_id, created_at)
+			 SELECT provider, day, 'missing_payment', 'Tplanted', 'Tplanted', 'Oplanted', 500, 'open', 'none', run_id, created_at FROM statement_breaks LIMIT 1`}},
+		{name: "planted statement break resolved by an operator", rule: audit.RuleStatementBreaks, sql: []string{
+			`UPDATE statement_breaks SET status = 'resolved', resolved_by = 'alice', resolved_at = UTC_TIMESTAMP(3) WHERE kind = 'unknown_payment'`}},
 		{name: "outbox row never relayed", rule: audit.RuleOutboxDrained, sql: []string{
 			`INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES ('order:close:Oplanted:1', 'order:close', '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)`}},
 	}

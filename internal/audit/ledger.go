@@ -151,6 +151,7 @@ type ledger struct {
 	participants  map[int64][]participant // group ID → members
 	outbox        []outboxRow
 	disputes      []dispute
+	breaks        []statementBreak
 }
 
 // load reads every table the rules need. It runs in one REPEATABLE READ
@@ -237,6 +238,12 @@ func load(ctx context.Context, db *sql.DB) (*ledger, error) {
 		{`SELECT dispute_id, trade_no, order_id, order_no, status, amount_cents, lost_cents, flag, closed_at IS NOT NULL FROM disputes ORDER BY id`,
 			appendTo(&l.disputes, func(d *dispute) []any {
 				return []any{&d.DisputeID, &d.TradeNo, &d.OrderID, &d.OrderNo, &d.Status, &d.AmountCents, &d.LostCents, &d.Flag, &d.Closed}
+			})},
+		{`SELECT provider, day, kind, ref, trade_no, order_no, refund_no, provider_amount_cents, ledger_amount_cents, status, action, resolved_by
+			FROM statement_breaks ORDER BY id`,
+			appendTo(&l.breaks, func(b *statementBreak) []any {
+				return []any{&b.Provider, &b.Day, &b.Kind, &b.Ref, &b.TradeNo, &b.OrderNo, &b.RefundNo, &b.ProviderCents, &b.LedgerCents,
+					&b.Status, &b.Action, &b.ResolvedBy}
 			})},
 		{`SELECT task_id, created_at FROM outbox ORDER BY id`,
 			appendTo(&l.outbox, func(o *outboxRow) []any { return []any{&o.TaskID, &o.CreatedAt} })},

@@ -271,7 +271,9 @@ func (a *auditor) providerRefund(c *collector) {
 	}
 	for i := range a.l.refunds {
 		r := &a.l.refunds[i]
-		if r.Status != model.RefundSucceeded || resolvedByHand[r.BaseNo] {
+		// A refund made at the provider (its dashboard) was recorded from
+		// the provider's own statement, under no out_request_no of ours.
+		if r.Status != model.RefundSucceeded || resolvedByHand[r.BaseNo] || r.Reason == model.RefundReasonProvider {
 			continue
 		}
 		c.check()

@@ -3,8 +3,9 @@
 // under a mixed workload while it injects faults on a seeded schedule
 // (kill -9 of workers and APIs, Redis restarted empty, MariaDB killed and
 // restarted, the provider unreachable or hung). Then it heals everything,
-// waits (bounded) for quiescence, audits the whole ledger and checks that
-// every write a client was told about is in it.
+// waits (bounded) for quiescence, reconciles each provider's statement of
+// the day (differences planted on purpose, statements.go), audits the whole
+// ledger and checks that every write a client was told about is in it.
 //
 // The shared MariaDB and Redis are never touched: the run starts its own
 // on spare ports and may kill, restart and wipe them freely.
@@ -164,6 +165,8 @@ type Report struct {
 	HANotes []string
 	// Alipay holds an Alipay run's own figures (nil otherwise).
 	Alipay *AlipayStats
+	// Statements holds the statement step's figures (statements.go).
+	Statements *StatementStats
 	// LogDir holds every process's log.
 	LogDir string
 }
@@ -184,6 +187,9 @@ func (r *Report) Violations() int {
 	n := len(r.Lost) + len(r.Panics) + len(r.Stale) + len(r.Contract) + len(r.Takeover.Pending)
 	if r.Audit != nil {
 		n += r.Audit.Violations()
+	}
+	if r.Statements != nil {
+		n += len(r.Statements.Findings)
 	}
 	return n
 }
@@ -255,6 +261,18 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	out.Printf("cluster up: %d APIs, %d workers, simulator :%d behind proxy %s", len(c.apis), len(c.workers), c.simPort, c.proxy.Addr())
 	if c.ali != nil {
 		out.Printf("alipay fake :%d behind proxy %s, notifications through the relay %s", c.ali.gwPort, c.ali.proxy.Addr(), c.ali.relayLn.Addr())
+	}
+
+	// Every provider's clock stays on the day before for the whole run, so
+	// what each records lands on a statement day that is over (statements.go).
+	var days []statementDay
+	for _, p := range c.statementProviders() {
+		d := pastDay(p, time.Now())
+		if err := c.setClock(ctx, p, d.offset); err != nil {
+			return nil, err
+		}
+		days = append(days, d)
+		out.Printf("%s's clock set to its day %s (offset %s)", p, d.day, d.offset.Round(time.Second))
 	}
 
 	w, err := newWorkload(cfg.Seed, c, out)
@@ -350,13 +368,17 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		out.Printf("NOT quiescent after %s: %s", bound, rest)
 	}
 
+	rep.Statements = w.statementStep(ctx, db, days, cfg.Provider, cfg.Seed)
+	out.Printf("statements: %s", rep.Statements.describe())
+
 	rdb := c.redisClient()
 	defer rdb.Close()
 	provider, err := c.providerRefunds(ctx)
 	if err != nil {
 		return rep, err
 	}
-	if rep.Audit, err = audit.Run(ctx, audit.Options{DB: db, Redis: rdb, Provider: provider, Grace: 2 * time.Second}); err != nil {
+	if rep.Audit, err = audit.Run(ctx, audit.Options{DB: db, Redis: rdb, Provider: provider, Grace: 2 * time.Second,
+		Planted: rep.Statements.Planted}); err != nil {
 		return rep, err
 	}
 	if rep.Lost, err = lostWrites(ctx, db, w.hist); err != nil {
@@ -519,6 +541,10 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "reached in %s\n", r.TimeToQuiescence.Round(100*time.Millisecond))
 	} else {
 		fmt.Fprintf(w, "NOT reached (%s): %s\n", r.TimeToQuiescence.Round(time.Second), r.Rest)
+	}
+
+	if r.Statements != nil {
+		r.Statements.print(w)
 	}
 
 	fmt.Fprintf(w, "\nledger audit:\n")

@@ -269,6 +269,9 @@ func (c *cluster) baseEnv(notifyURL, payURL string) []string {
 		"ORDERFLOW_RECONCILE_SCHEDULE=@every "+reconcileEvery.String(),
 		"ORDERFLOW_SWEEP_INTERVAL="+sweepEvery.String(),
 		"ORDERFLOW_RECONCILE_GRACE=1s",
+		// The statement step runs the day itself once the ledger is at rest;
+		// the daily job (11:00 UTC) must not read it mid-run.
+		"ORDERFLOW_STATEMENT_SCHEDULE=@every 1000h",
 		"ORDERFLOW_NOTIFY_INTERVAL=1s",
 		"ORDERFLOW_MAX_PENDING=20",
 		"ORDERFLOW_ACTIVATE_RETRY_DELAY=100ms",

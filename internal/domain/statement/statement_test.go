@@ -128,6 +128,15 @@ func testRunADay(t *testing.T, backend testenv.Backend) {
 	if diff := cmp.Diff(wantBreaks, got); diff != "" {
 		t.Errorf("breaks (-want +got):\n%s", diff)
 	}
+	for _, b := range breaks {
+		if b.Kind != statement.BreakUnknownRefund {
+			continue
+		}
+		evs, err := st.EventsFor(ctx, "refund", b.RefundNo)
+		if err != nil || len(evs) != 2 || evs[0].FromStatus != "-" || evs[1].ToStatus != model.RefundSucceeded.String() {
+			t.Errorf("history of the dashboard refund %s: %+v, %v; want its creation, then succeeded", b.RefundNo, evs, err)
+		}
+	}
 	if o, err := st.OrderByNo(ctx, orders[4]); err != nil || o.Status != model.OrderPaid {
 		t.Errorf("the unseen payment's order: %+v, %v; want paid by the statement", o, err)
 	}

@@ -135,6 +135,17 @@ func (m *matcher) recordTheirRefund(ctx context.Context, l pay.StatementLine) er
 		if ok, err := tx.AddRefunded(ctx, o.ID, l.AmountCents); err != nil || !ok {
 			return errors.Join(err, errPastPayment)
 		}
+		// Its history, as every refund's: created, then succeeded (SPEC
+		// "Every move is also written to an event history").
+		for _, e := range []model.Event{
+			{ObjectType: "refund", ObjectNo: no, FromStatus: "-", ToStatus: model.RefundProcessing.String(), Reason: model.RefundReasonProvider, CreatedAt: now},
+			{ObjectType: "refund", ObjectNo: no, FromStatus: model.RefundProcessing.String(), ToStatus: model.RefundSucceeded.String(),
+				Reason: "on the provider's statement of " + day, CreatedAt: now},
+		} {
+			if err := tx.InsertEventLater(ctx, e); err != nil {
+				return err
+			}
+		}
 		return m.listIn(ctx, tx, b)
 	})
 	if errors.Is(err, errPastPayment) {
