@@ -118,8 +118,9 @@ func (m *matcher) recordTheirRefund(ctx context.Context, l pay.StatementLine) er
 	}
 	no, ref := providerRefundNo(m.run.Provider, l.Ref), l.Ref
 	var statedOn *string // learned from an event (no run): no statement listed it yet
+	seen := "in the provider's refund notification"
 	if m.run.ID != 0 {
-		statedOn = &m.run.Day
+		statedOn, seen = &m.run.Day, "on the provider's statement of "+m.run.Day
 	}
 	r := &model.Refund{RefundNo: no, BaseNo: no, OrderID: o.ID, OrderNo: o.OrderNo, Provider: m.run.Provider, TradeNo: l.TradeNo,
 		AmountCents: l.AmountCents, TradeCents: p.AmountCents, Reason: model.RefundReasonProvider, Note: "made at the provider: " + l.Ref,
@@ -140,7 +141,7 @@ func (m *matcher) recordTheirRefund(ctx context.Context, l pay.StatementLine) er
 		for _, e := range []model.Event{
 			{ObjectType: "refund", ObjectNo: no, FromStatus: "-", ToStatus: model.RefundProcessing.String(), Reason: model.RefundReasonProvider, CreatedAt: now},
 			{ObjectType: "refund", ObjectNo: no, FromStatus: model.RefundProcessing.String(), ToStatus: model.RefundSucceeded.String(),
-				Reason: "on the provider's statement of " + day, CreatedAt: now},
+				Reason: seen, CreatedAt: now},
 		} {
 			if err := tx.InsertEventLater(ctx, e); err != nil {
 				return err
