@@ -98,7 +98,8 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	}
 	return &UseCases{
 		Pay:      s.Pay,
-		Payments: &payment.Notifications{Orders: orders, Refunds: refunds, Disputes: dispute.New(s.Store, s.Clock, s.Log), Log: s.Log},
+		Payments: &payment.Notifications{Orders: orders, Refunds: refunds, Disputes: dispute.New(s.Store, s.Clock, s.Log),
+			Statements: statements, Log: s.Log},
 		Sweeper:  sweeper,
 		Webhooks: webhooks,
 		Audit:    &trail.Trail{Store: s.Store},
