@@ -96,9 +96,11 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 		RelayInterval: c.RelayInterval.D(), NotifyInterval: c.NotifyInterval.D(),
 		Interval: c.SweepInterval.D(), PayQueryAfter: c.PayQueryAfter.D(),
 	}
+	payments := &payment.Notifications{Orders: orders, Refunds: refunds, Disputes: dispute.New(s.Store, s.Clock, s.Log),
+		Statements: statements, Log: s.Log}
 	return &UseCases{
 		Pay:      s.Pay,
-		Payments: &payment.Notifications{Orders: orders, Refunds: refunds, Disputes: dispute.New(s.Store, s.Clock, s.Log), Log: s.Log},
+		Payments: payments,
 		Sweeper:  sweeper,
 		Webhooks: webhooks,
 		Audit:    &trail.Trail{Store: s.Store},

@@ -122,6 +122,14 @@ func TestAlipay(t *testing.T) {
 }
 
 func TestWechat(t *testing.T) {
+	_, p, configure, started := wechatSetup(t)
+	runStatementDay(t, startShop(t, p, configure, started))
+}
+
+// wechatSetup is a WeChat Pay fake, the suite's view of it, and the
+// settings and start hook that point a shop at it.
+func wechatSetup(t *testing.T) (*wechatfake.Fake, fakeProvider, func(*svc.Config), func(apiURL string)) {
+	t.Helper()
 	ctx := context.Background()
 	f, err := wechatfake.New()
 	if err != nil {
@@ -148,17 +156,25 @@ func TestWechat(t *testing.T) {
 		refunded:        func(orderNo, _ string) int64 { return f.OrderRefunded(orderNo) },
 	}
 	k := f.Keys
-	a := startShop(t, p, func(c *svc.Config) {
+	configure := func(c *svc.Config) {
 		c.WechatMchID, c.WechatAppID, c.WechatCertSerial = k.MchID, k.AppID, k.CertSerial
 		c.WechatPrivateKey, c.WechatAPIv3Key = k.PrivateKey, k.APIv3Key
 		c.WechatPlatformPublicKey, c.WechatPlatformPublicKeyID = k.PlatformPublicKey, k.PlatformPublicKeyID
 		c.WechatAPIURL = f.URL
 		c.WechatNotifyURL = "http://127.0.0.1:1/api/v1/payments/wechat/notify" // the fake is told the real one
-	}, func(api string) { f.NotifyTo(api + "/api/v1/payments/wechat/notify") })
-	runStatementDay(t, a)
+	}
+	return f, p, configure, func(api string) { f.NotifyTo(api + "/api/v1/payments/wechat/notify") }
 }
 
 func TestStripe(t *testing.T) {
+	_, p, configure, started := stripeSetup(t)
+	runStatementDay(t, startShop(t, p, configure, started))
+}
+
+// stripeSetup is a Stripe fake, the suite's view of it, and the settings
+// and start hook that point a shop at it.
+func stripeSetup(t *testing.T) (*stripefake.Fake, fakeProvider, func(*svc.Config), func(apiURL string)) {
+	t.Helper()
 	ctx := context.Background()
 	f := stripefake.New()
 	t.Cleanup(f.Close)
@@ -181,8 +197,8 @@ func TestStripe(t *testing.T) {
 		refundCalls:     f.Refunds,
 		refunded:        func(_, tradeNo string) int64 { return f.IntentRefunded(tradeNo) },
 	}
-	a := startShop(t, p, func(c *svc.Config) {
+	configure := func(c *svc.Config) {
 		c.StripeSecretKey, c.StripeWebhookSecret, c.StripeAPIURL = f.SecretKey, f.WebhookSecret, f.URL
-	}, func(api string) { f.SetWebhookURL(api + "/api/v1/payments/stripe/webhook") })
-	runStatementDay(t, a)
+	}
+	return f, p, configure, func(api string) { f.SetWebhookURL(api + "/api/v1/payments/stripe/webhook") }
 }

@@ -1,7 +1,9 @@
 // Package payment applies a provider's verified notification: a payment
 // goes down the one payment path (order.Service.Pay), a refund update down
-// the refund confirmation path (refund.Service.CallbackFrom), a dispute to
-// the dispute record (dispute.Service.Apply). Every provider's
+// the refund confirmation path (refund.Service.CallbackFrom) or, for a
+// refund made at the provider that orderflow never asked for, to the
+// statement's record of it (statement.Service.RefundSeen); a dispute to the
+// dispute record (dispute.Service.Apply). Every provider's
 // notification endpoint calls it, whatever its wire format.
 package payment
 
@@ -14,6 +16,7 @@ import (
 	"orderflow/internal/domain/dispute"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/domain/statement"
 	"orderflow/internal/infra/pay"
 	"orderflow/model"
 
@@ -25,7 +28,10 @@ type Notifications struct {
 	Orders   *order.Service
 	Refunds  *refund.Service
 	Disputes *dispute.Service
-	Log      *zap.Logger
+	// Statements records a refund made at the provider that orderflow
+	// never asked for, as its statement line would be.
+	Statements *statement.Service
+	Log        *zap.Logger
 }
 
 // ErrUnusable is a verified notification orderflow cannot record (a field
@@ -51,7 +57,7 @@ func (n *Notifications) Notified(ctx context.Context, p pay.Provider, r *http.Re
 		}
 		_, err = n.Orders.Pay(ctx, order.Payment{Provider: p.Name(), OrderNo: pd.OrderNo, TradeNo: pd.TradeNo, AmountCents: pd.AmountCents, At: pd.At})
 	case ev.Refund != nil:
-		err = n.Refunds.CallbackFrom(ctx, p.Name(), ev.Refund.RefundNo, ev.Refund.Status)
+		err = n.refund(ctx, p.Name(), ev.Refund)
 	case ev.Dispute != nil:
 		err = n.Disputes.Apply(ctx, p.Name(), ev.Dispute)
 	}

@@ -67,10 +67,22 @@ type Paid struct {
 	At time.Time
 }
 
-// RefundUpdate is a verified refund status from a notification.
+// RefundUpdate is a verified refund status from a notification. RefundNo
+// is orderflow's refund number (RefundRequest.RefundNo) when the refund is
+// orderflow's; for one made elsewhere (the provider's dashboard) it is ""
+// or a number the provider made up. The rest is filled when the
+// notification carries it, so that a refund orderflow never asked for can
+// be recorded as its statement line would be (pay.StatementLine).
 type RefundUpdate struct {
 	RefundNo string
 	Status   string // Refund*
+	// Ref is the provider's own id of the refund (StatementLine.Ref).
+	Ref string
+	// TradeNo is the refunded payment, as Paid.TradeNo names it.
+	TradeNo     string
+	AmountCents int64 // this refund
+	// At is the provider's own time of the refund; zero when not given.
+	At time.Time
 }
 
 // DisputeUpdate is a verified dispute (chargeback) status: the dispute as

@@ -100,25 +100,6 @@ func (f *Fake) StatementAlter(ref string, cents int64) {
 	f.ledger.altered[ref] = cents
 }
 
-// DashboardRefund refunds cents of the order's paid intent as an operator
-// in Stripe's Dashboard would: no metadata (no orderflow refund number),
-// succeeded at once, counted against the intent (later refunds see it),
-// listed in the statement, and no webhook. It returns the refund's id.
-func (f *Fake) DashboardRefund(orderNo string, cents int64) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	in := f.intentLocked(orderNo)
-	if in == nil || in.Status != "succeeded" {
-		return "", fmt.Errorf("stripe fake: no paid payment intent for order %s", orderNo)
-	}
-	if cents <= 0 || cents > in.Received-f.refundedLocked(in.ID) {
-		return "", fmt.Errorf("stripe fake: refund of %d for order %s is more than its unrefunded amount", cents, orderNo)
-	}
-	rf := f.newRefundLocked(in, cents, map[string]string{})
-	rf.Status = "succeeded"
-	return rf.ID, nil
-}
-
 // PayUnseen is the buyer's money arriving with the product never told: the
 // order's intent (created, in f.Currency, when the fake has none for it)
 // succeeds for cents with no webhook sent; a later QueryPayment sees it. It

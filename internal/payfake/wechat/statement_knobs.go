@@ -1,6 +1,7 @@
 package wechat
 
 import (
+	"context"
 	"fmt"
 )
 
@@ -25,12 +26,58 @@ func (f *Fake) StatementAlter(ref string, cents int64) {
 // DashboardRefund is a refund an operator made in WeChat Pay's merchant
 // platform: it counts against the trade (a later refund sees it), it is
 // settled at once and listed in the day's bill, and no notification is
-// sent. WeChat Pay fills its out_refund_no (商户退款单号) with a number of
-// its own; the fake uses the refund id, digits as WeChat Pay's are. ref is
-// the refund id (微信退款单号).
+// sent (DashboardRefundNotified sends one). WeChat Pay fills its
+// out_refund_no (商户退款单号) with a number of its own; the fake uses the
+// refund id, digits as WeChat Pay's are. ref is the refund id (微信退款单号).
 func (f *Fake) DashboardRefund(orderNo string, cents int64) (ref string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.dashboardRefundLocked(orderNo, cents)
+}
+
+// DashboardRefundNotified is DashboardRefund followed by its REFUND.SUCCESS
+// notification, signed and encrypted as every other, sent to the order's
+// notify_url now; status is the HTTP answer. RefundNotification(ref) is
+// the same notification again.
+func (f *Fake) DashboardRefundNotified(ctx context.Context, orderNo string, cents int64) (ref string, status int, err error) {
+	f.mu.Lock()
+	ref, err = f.dashboardRefundLocked(orderNo, cents)
+	var n *Notification
+	if err == nil {
+		n = f.refundNotificationLocked(f.refunds[ref])
+	}
+	f.mu.Unlock()
+	if err != nil {
+		return "", 0, err
+	}
+	status, err = n.Send(ctx)
+	return ref, status, err
+}
+
+// RefundNotification is the signed REFUND.SUCCESS of the refund whose
+// out_refund_no is outRefundNo (a dashboard refund's is its refund id), to
+// the order's notify_url when the refund request named none.
+func (f *Fake) RefundNotification(outRefundNo string) (*Notification, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rf := f.refunds[outRefundNo]
+	if rf == nil {
+		return nil, fmt.Errorf("wechat fake: no refund %s", outRefundNo)
+	}
+	return f.refundNotificationLocked(rf), nil
+}
+
+// refundNotificationLocked is a refund's REFUND.SUCCESS; f.mu held.
+func (f *Fake) refundNotificationLocked(rf *refund) *Notification {
+	url := rf.NotifyURL
+	if url == "" {
+		url = rf.Order.NotifyURL
+	}
+	return f.notification(url, "REFUND.SUCCESS", "refund", f.refundResource(rf), false)
+}
+
+// dashboardRefundLocked records a dashboard refund; f.mu held.
+func (f *Fake) dashboardRefundLocked(orderNo string, cents int64) (ref string, err error) {
 	o := f.orders[orderNo]
 	switch {
 	case o == nil || o.State != "SUCCESS":

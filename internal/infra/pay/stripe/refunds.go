@@ -2,6 +2,9 @@ package stripe
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"time"
 
 	sdk "github.com/stripe/stripe-go/v83"
 
@@ -58,4 +61,26 @@ func refundStatus(s sdk.RefundStatus) string {
 	default:
 		return pay.RefundProcessing
 	}
+}
+
+// refundUpdate reads a refund.* event's Refund. RefundNo is its
+// metadata[refund_no], "" for a refund made in the Dashboard; Ref, TradeNo,
+// AmountCents and At are what its balance transaction's statement line
+// says (statement.go), so such a refund is recorded as that line would be.
+func (p *Provider) refundUpdate(eventID string, raw json.RawMessage) (*pay.RefundUpdate, error) {
+	var rf sdk.Refund
+	if err := json.Unmarshal(raw, &rf); err != nil {
+		return nil, fmt.Errorf("stripe webhook %s: decode refund: %w", eventID, err)
+	}
+	u := &pay.RefundUpdate{RefundNo: rf.Metadata[metaRefundNo], Status: refundStatus(rf.Status), Ref: rf.ID,
+		TradeNo: paymentOf(rf.PaymentIntent, rf.Charge)}
+	if rf.Created > 0 {
+		u.At = time.Unix(rf.Created, 0).UTC()
+	}
+	// An amount in another currency than the account's is no cents of
+	// ours: left 0, so the refund is not recorded from the event.
+	if c := string(rf.Currency); c == "" || c == p.cfg.Currency {
+		u.AmountCents = rf.Amount
+	}
+	return u, nil
 }

@@ -165,7 +165,8 @@ func TestRefundQueryAndResend(t *testing.T) {
 		t.Fatalf("refund = %q, %v; want processing (pending)", status, err)
 	}
 	ev := b.waitEvents(t, 1)[0]
-	if ev.Refund == nil || *ev.Refund != (pay.RefundUpdate{RefundNo: "R2001", Status: pay.RefundSucceeded}) {
+	if u := ev.Refund; u == nil || u.RefundNo != "R2001" || u.Status != pay.RefundSucceeded || u.TradeNo != pi ||
+		u.AmountCents != 5000 || !strings.HasPrefix(u.Ref, "re_") || u.At.IsZero() {
 		t.Fatalf("refund webhook parsed as %+v", ev.Refund)
 	}
 	if status, err := b.p.QueryRefund(ctx, req); err != nil || status != pay.RefundSucceeded {

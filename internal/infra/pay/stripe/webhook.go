@@ -14,7 +14,8 @@ import (
 // Parse checks Stripe-Signature (HMAC-SHA256 under the endpoint's secret,
 // timestamp within the SDK's tolerance) before it reads anything, then
 // builds the event with webhook.ConstructEvent. payment_intent.succeeded
-// pays; refund.created/updated/failed carry a refund's status;
+// pays; refund.created/updated/failed carry a refund's status, orderflow's
+// or one made in the Dashboard (refunds.go);
 // charge.dispute.created/updated/closed a dispute's (disputes.go); any
 // other type is acknowledged and ignored.
 func (p *Provider) Parse(r *http.Request, body []byte) (*pay.Event, error) {
@@ -45,16 +46,11 @@ func (p *Provider) Parse(r *http.Request, body []byte) (*pay.Event, error) {
 		}
 		return &pay.Event{Paid: paid}, nil
 	case "refund.created", "refund.updated", "refund.failed":
-		var rf sdk.Refund
-		if err := json.Unmarshal(ev.Data.Raw, &rf); err != nil {
-			return nil, fmt.Errorf("stripe webhook %s: decode refund: %w", ev.ID, err)
+		u, err := p.refundUpdate(ev.ID, ev.Data.Raw)
+		if err != nil {
+			return nil, err
 		}
-		no := rf.Metadata[metaRefundNo]
-		if no == "" {
-			// A refund made in the Dashboard, not by orderflow.
-			return &pay.Event{}, nil
-		}
-		return &pay.Event{Refund: &pay.RefundUpdate{RefundNo: no, Status: refundStatus(rf.Status)}}, nil
+		return &pay.Event{Refund: u}, nil
 	default:
 		if disputeEvents[ev.Type] {
 			d, err := dispute(ev.ID, ev.Data.Raw)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/wechatpay-apiv3/wechatpay-go/services/payments"
 
@@ -16,9 +17,34 @@ import (
 // refundResource is the decrypted resource of a REFUND.* notification (the
 // SDK has no model for it).
 type refundResource struct {
-	Mchid        string `json:"mchid"`
-	OutRefundNo  string `json:"out_refund_no"`
-	RefundStatus string `json:"refund_status"`
+	Mchid         string `json:"mchid"`
+	OutRefundNo   string `json:"out_refund_no"`
+	RefundID      string `json:"refund_id"`
+	TransactionID string `json:"transaction_id"`
+	RefundStatus  string `json:"refund_status"`
+	SuccessTime   string `json:"success_time"`
+	Amount        struct {
+		Refund int64 `json:"refund"`
+	} `json:"amount"`
+}
+
+// update is the refund update a REFUND.* resource says. Its RefundNo is
+// out_refund_no whatever its shape: a refund made in the merchant platform
+// carries a number WeChat Pay made up, which the ledger does not hold, and
+// refund_id, transaction_id and amount.refund let it be recorded all the
+// same.
+func (rf *refundResource) update(eventID string) (*pay.RefundUpdate, error) {
+	u := &pay.RefundUpdate{RefundNo: rf.OutRefundNo, Status: statusWord(rf.RefundStatus), Ref: rf.RefundID,
+		TradeNo: rf.TransactionID, AmountCents: rf.Amount.Refund}
+	if rf.SuccessTime != "" {
+		at, err := time.Parse(time.RFC3339, rf.SuccessTime)
+		if err != nil {
+			return nil, fmt.Errorf("wechat notify %s: refund %s: success_time %q is not RFC 3339", eventID, rf.RefundID, rf.SuccessTime)
+		}
+		// In the statement's zone, as the bill's lines are.
+		u.At = at.In(shanghai)
+	}
+	return u, nil
 }
 
 // Parse lets the SDK verify the Wechatpay-Signature headers with WeChat
@@ -55,7 +81,11 @@ func (p *Provider) Parse(r *http.Request, body []byte) (*pay.Event, error) {
 		if rf.Mchid != p.cfg.MchID || rf.OutRefundNo == "" {
 			return nil, fmt.Errorf("wechat notify %s: refund for another merchant or without out_refund_no", n.ID)
 		}
-		return &pay.Event{Refund: &pay.RefundUpdate{RefundNo: rf.OutRefundNo, Status: statusWord(rf.RefundStatus)}}, nil
+		u, err := rf.update(n.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &pay.Event{Refund: u}, nil
 	default:
 		return &pay.Event{}, nil
 	}

@@ -184,7 +184,8 @@ func TestRefundQueryAndResend(t *testing.T) {
 		t.Fatalf("refund = %q, %v; want processing", status, err)
 	}
 	ev := b.waitEvents(t, 1)[0]
-	if ev.Refund == nil || *ev.Refund != (pay.RefundUpdate{RefundNo: "R2001", Status: pay.RefundSucceeded}) {
+	if u := ev.Refund; u == nil || u.RefundNo != "R2001" || u.Status != pay.RefundSucceeded || u.TradeNo != paid.TradeNo ||
+		u.AmountCents != 5000 || u.Ref != b.fake.RefundID("R2001") || u.At.IsZero() {
 		t.Fatalf("refund notification parsed as %+v", ev.Refund)
 	}
 	if status, err := b.p.QueryRefund(ctx, req); err != nil || status != pay.RefundSucceeded {
