@@ -119,12 +119,14 @@ func (m *matcher) ourRefunds(ctx context.Context, lines []pay.StatementLine) err
 		byNo[known[i].RefundNo], byNo[known[i].BaseNo] = &known[i], &known[i]
 	}
 	var stated []int64
+	var unknown []pay.StatementLine
 	for _, l := range lines {
 		r, ok := byNo[l.RefundNo]
 		switch {
 		case !ok:
-			err = m.list(ctx, m.newBreak(BreakUnknownRefund, l.Ref, l, nil,
-				"not recorded: a refund under an orderflow refund number the ledger does not hold; check it at the provider"))
+			// A number of orderflow's shape the ledger never sent: money
+			// returned that it never asked for, as a dashboard refund.
+			unknown = append(unknown, l)
 		case r.AmountCents != l.AmountCents:
 			stated = append(stated, r.ID)
 			err = m.mismatch(ctx, l, r.BaseNo, r.RefundNo, r.AmountCents)
@@ -136,7 +138,10 @@ func (m *matcher) ourRefunds(ctx context.Context, lines []pay.StatementLine) err
 			return err
 		}
 	}
-	return m.s.store.MarkStated(ctx, model.StatedRefunds, stated, m.run.Day)
+	if err := m.s.store.MarkStated(ctx, model.StatedRefunds, stated, m.run.Day); err != nil {
+		return err
+	}
+	return m.theirRefunds(ctx, unknown)
 }
 
 // disputes matches chargebacks by the provider's dispute id.

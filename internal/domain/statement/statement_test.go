@@ -9,6 +9,7 @@ import (
 	"orderflow/internal/domain/catalog"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/statement"
+	"orderflow/internal/paysim"
 	"orderflow/internal/testenv"
 	"orderflow/model"
 
@@ -61,6 +62,12 @@ func testRunADay(t *testing.T, backend testenv.Backend) {
 	if _, err := s.Sim.DashboardRefund(orders[1], 200); err != nil {
 		t.Fatal(err)
 	}
+	// A refund under a number of orderflow's shape that orderflow never
+	// sent (another system on the same account): recorded as a dashboard one.
+	if st, err := s.Pay.Refund(ctx, paysim.RefundRequest{OutRequestNo: "RF0123456789abcdef01234567", TradeNo: trades[0],
+		OrderNo: orders[0], AmountCents: 100}); err != nil || st.Status != "succeeded" {
+		t.Fatalf("refund at the simulator under an unknown number: %+v, %v", st, err)
+	}
 	s.Sim.StatementDrop(trades[2])
 	s.Sim.StatementAlter(trades[3], 999)
 	if _, err := s.Sim.PayUnseen(orders[4], 500); err != nil {
@@ -94,13 +101,13 @@ func testRunADay(t *testing.T, backend testenv.Backend) {
 		return v, bs
 	}
 	first, breaks := run()
-	want := map[string]int64{statement.BreakUnknownRefund: 1, statement.BreakMissingPayment: 1, statement.BreakAmountMismatch: 1,
+	want := map[string]int64{statement.BreakUnknownRefund: 2, statement.BreakMissingPayment: 1, statement.BreakAmountMismatch: 1,
 		statement.BreakUnknownPayment: 2}
 	if diff := cmp.Diff(want, first.Breaks); diff != "" {
 		t.Errorf("first run's breaks by kind (-want +got):\n%s", diff)
 	}
-	if got := first.Run.ProviderLines; got != 6 {
-		t.Errorf("first run read %d lines, want 6 (4 payments listed of 5, the dashboard refund, the foreign payment)", got)
+	if got := first.Run.ProviderLines; got != 7 {
+		t.Errorf("first run read %d lines, want 7 (4 payments listed of 5, the two refunds, the foreign payment)", got)
 	}
 	type brk struct {
 		Kind, OrderNo    string
@@ -119,6 +126,7 @@ func testRunADay(t *testing.T, backend testenv.Backend) {
 		got[b.Kind+" "+b.OrderNo] = brk{b.Kind, b.OrderNo, amt(b.ProviderAmountCents), amt(b.LedgerAmountCents), b.Status, b.ResolvedBy}
 	}
 	wantBreaks := map[string]brk{
+		"unknown_refund " + orders[0]:  {"unknown_refund", orders[0], 100, -1, model.BreakOpen, ""},
 		"unknown_refund " + orders[1]:  {"unknown_refund", orders[1], 200, -1, model.BreakOpen, ""},
 		"missing_payment " + orders[2]: {"missing_payment", orders[2], -1, 500, model.BreakOpen, ""},
 		"amount_mismatch " + orders[3]: {"amount_mismatch", orders[3], 999, 500, model.BreakOpen, ""},
@@ -150,16 +158,19 @@ func testRunADay(t *testing.T, backend testenv.Backend) {
 		}
 		return int64(len(ns))
 	}
-	if n := alerts(); n != 5 {
-		t.Errorf("%d break alerts, want 5 (one per break)", n)
+	if o, err := st.OrderByNo(ctx, orders[0]); err != nil || o.RefundedCents != 100 {
+		t.Errorf("the order refunded under an unknown number: refunded_cents %d, %v; want 100", o.RefundedCents, err)
+	}
+	if n := alerts(); n != 6 {
+		t.Errorf("%d break alerts, want 6 (one per break)", n)
 	}
 
 	second, again := run()
 	if len(second.Breaks) != 0 {
 		t.Errorf("the second run of the day listed %v, want nothing new", second.Breaks)
 	}
-	if len(again) != len(breaks) || alerts() != 5 {
-		t.Errorf("after the second run: %d breaks, %d alerts; want %d and 5", len(again), alerts(), len(breaks))
+	if len(again) != len(breaks) || alerts() != 6 {
+		t.Errorf("after the second run: %d breaks, %d alerts; want %d and 6", len(again), alerts(), len(breaks))
 	}
 	if o, err := st.OrderByNo(ctx, orders[1]); err != nil || o.RefundedCents != 200 {
 		t.Errorf("after the second run, refunded_cents %d, %v; want 200 (recorded once)", o.RefundedCents, err)
