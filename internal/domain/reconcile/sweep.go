@@ -248,3 +248,13 @@ func (s *Sweeper) walkObjects(ctx context.Context, taskType string, w walkAt, pa
 		}
 	}
 }
+
+// objectsOf maps a page of rows to the walk's objects: every kind's page
+// has this one shape, a kind only says what one row's object is.
+func objectsOf[T any](rows []T, err error, of func(*T) object) ([]object, error) {
+	out := make([]object, len(rows))
+	for i := range rows {
+		out[i] = of(&rows[i])
+	}
+	return out, err
+}

@@ -82,16 +82,6 @@ func (s *Sweeper) objectWalk(taskType string, page pageFunc) func(context.Contex
 	}
 }
 
-// objectsOf maps a page of rows to the walk's objects: every kind's page
-// has this one shape, a kind only says what one row's object is.
-func objectsOf[T any](rows []T, err error, of func(*T) object) ([]object, error) {
-	out := make([]object, len(rows))
-	for i := range rows {
-		out[i] = of(&rows[i])
-	}
-	return out, err
-}
-
 // orderCursor is where an order sits in the orders' keyset.
 func orderCursor(o *model.Order) model.Cursor { return model.Cursor{At: o.UpdatedAt, ID: o.ID} }
 
