@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"orderflow/internal/domain/statement"
+	stripefake "orderflow/internal/payfake/stripe"
+	wechatfake "orderflow/internal/payfake/wechat"
 	"orderflow/model"
 )
 
@@ -20,35 +22,39 @@ type notifiedRefund func(orderNo string, cents int64) (ref string, status int, e
 type resend func(ref string) (status int, err error)
 
 func TestWechatDashboardRefundNotified(t *testing.T) {
-	ctx := context.Background()
 	f, p, configure, started := wechatSetup(t)
-	runRefundNotified(t, startShop(t, p, configure, started),
-		func(orderNo string, cents int64) (string, int, error) {
-			return f.DashboardRefundNotified(ctx, orderNo, cents)
-		},
-		func(ref string) (int, error) {
-			n, err := f.RefundNotification(ref)
-			if err != nil {
-				return 0, err
-			}
-			return n.Send(ctx)
-		})
+	notify, again := viaFake[*wechatfake.Notification](f)
+	runRefundNotified(t, startShop(t, p, configure, started), notify, again)
 }
 
 func TestStripeDashboardRefundNotified(t *testing.T) {
-	ctx := context.Background()
 	f, p, configure, started := stripeSetup(t)
-	runRefundNotified(t, startShop(t, p, configure, started),
-		func(orderNo string, cents int64) (string, int, error) {
+	notify, again := viaFake[*stripefake.Notification](f)
+	runRefundNotified(t, startShop(t, p, configure, started), notify, again)
+}
+
+// notifier is a fake whose dashboard refunds its provider notifies.
+type notifier[N interface {
+	Send(context.Context) (int, error)
+}] interface {
+	DashboardRefundNotified(ctx context.Context, orderNo string, cents int64) (ref string, status int, err error)
+	RefundNotification(ref string) (N, error)
+}
+
+// viaFake is a notifying fake's dashboard refund and its resend.
+func viaFake[N interface {
+	Send(context.Context) (int, error)
+}](f notifier[N]) (notifiedRefund, resend) {
+	ctx := context.Background()
+	return func(orderNo string, cents int64) (string, int, error) {
 			return f.DashboardRefundNotified(ctx, orderNo, cents)
-		},
-		func(ref string) (int, error) {
+		}, func(ref string) (int, error) {
 			n, err := f.RefundNotification(ref)
 			if err != nil {
 				return 0, err
 			}
 			return n.Send(ctx)
-		})
+		}
 }
 
 // runRefundNotified: a refund made in the provider's dashboard that the
@@ -61,8 +67,8 @@ func TestStripeDashboardRefundNotified(t *testing.T) {
 func runRefundNotified(t *testing.T, a *shop, refundNotified notifiedRefund, again resend) {
 	p := a.p
 	day, clock := pastDay(p.zone)
-	p.setClock(clock)
-	defer p.setClock(time.Now)
+	p.knobs.SetClock(clock)
+	defer p.knobs.SetClock(time.Now)
 
 	const dashboardCents = 1500
 	refunded := a.delivered(t)
@@ -117,7 +123,7 @@ func runRefundNotified(t *testing.T, a *shop, refundNotified notifiedRefund, aga
 	recorded("notified twice")
 
 	// The day's statement lists the refund: nothing new.
-	p.setClock(time.Now)
+	p.knobs.SetClock(time.Now)
 	run := a.waitRun(t, a.startRun(t, day))
 	t.Logf("%s: run %+v", p.name, run)
 	if len(run.Breaks) != 0 {

@@ -31,9 +31,9 @@ func TestPaysim(t *testing.T) {
 		trades[orderNo] = tradeNo
 	}
 	p := fakeProvider{
-		name:     pay.NamePaysim,
-		zone:     time.UTC,
-		setClock: func(now func() time.Time) { a.s.Sim.SetClock(now) },
+		name:  pay.NamePaysim,
+		zone:  time.UTC,
+		knobs: simAdmin{t: t, shop: &a, keep: keep},
 		pay: func(t *testing.T, orderNo string, cents int64) {
 			t.Helper()
 			tradeNo, st, err := a.s.Pay.Pay(ctx, orderNo, cents, "")
@@ -46,26 +46,6 @@ func TestPaysim(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			return trades[orderNo]
-		},
-		// The knobs through the simulator's admin routes, as a harness
-		// running it as its own process would.
-		drop: func(ref string) {
-			if err := a.s.Pay.StatementDrop(ctx, ref); err != nil {
-				t.Fatal(err)
-			}
-		},
-		alter: func(ref string, cents int64) {
-			if err := a.s.Pay.StatementAlter(ctx, ref, cents); err != nil {
-				t.Fatal(err)
-			}
-		},
-		dashboardRefund: func(orderNo string, cents int64) (string, error) {
-			return a.s.Pay.DashboardRefund(ctx, orderNo, cents)
-		},
-		payUnseen: func(orderNo string, cents int64) (string, error) {
-			tradeNo, err := a.s.Pay.PayUnseen(ctx, orderNo, cents)
-			keep(orderNo, tradeNo)
-			return tradeNo, err
 		},
 		refundSends: func(no string) int { return a.s.Sim.Stats().Refunds[no].Calls },
 		refundCalls: func() int {
@@ -94,9 +74,9 @@ func TestAlipay(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := fakeProvider{
-		name:     pay.NameAlipay,
-		zone:     shanghai,
-		setClock: f.SetClock,
+		name:  pay.NameAlipay,
+		zone:  shanghai,
+		knobs: f,
 		pay: func(t *testing.T, orderNo string, _ int64) {
 			t.Helper()
 			answers, err := f.Pay(ctx, orderNo, alipayfake.PayOptions{})
@@ -104,14 +84,10 @@ func TestAlipay(t *testing.T) {
 				t.Fatalf("pay %s at alipay: %+v, %v", orderNo, answers, err)
 			}
 		},
-		tradeNo:         f.TradeNo,
-		drop:            f.StatementDrop,
-		alter:           f.StatementAlter,
-		dashboardRefund: f.DashboardRefund,
-		payUnseen:       f.PayUnseen,
-		refundSends:     f.RefundSends,
-		refundCalls:     func() int { return len(f.Refunded()) },
-		refunded:        func(orderNo, _ string) int64 { return f.TradeRefunded(orderNo) },
+		tradeNo:     f.TradeNo,
+		refundSends: f.RefundSends,
+		refundCalls: func() int { return len(f.Refunded()) },
+		refunded:    func(orderNo, _ string) int64 { return f.TradeRefunded(orderNo) },
 	}
 	a := startShop(t, p, func(c *svc.Config) {
 		c.AlipayAppID, c.AlipayPrivateKey, c.AlipayPublicKey = alipayfake.AppID, "@"+keyFile, f.AlipayPublicKey
@@ -137,23 +113,19 @@ func wechatSetup(t *testing.T) (*wechatfake.Fake, fakeProvider, func(*svc.Config
 	}
 	t.Cleanup(f.Close)
 	p := fakeProvider{
-		name:     pay.NameWechat,
-		zone:     shanghai,
-		setClock: f.SetClock,
+		name:  pay.NameWechat,
+		zone:  shanghai,
+		knobs: f,
 		pay: func(t *testing.T, orderNo string, _ int64) {
 			t.Helper()
 			if _, st, err := f.Pay(ctx, orderNo); err != nil || (st != http.StatusOK && st != http.StatusNoContent) {
 				t.Fatalf("pay %s at wechat: status %d, %v", orderNo, st, err)
 			}
 		},
-		tradeNo:         f.TradeNo,
-		drop:            f.StatementDrop,
-		alter:           f.StatementAlter,
-		dashboardRefund: f.DashboardRefund,
-		payUnseen:       f.PayUnseen,
-		refundSends:     f.RefundSends,
-		refundCalls:     f.Refunds,
-		refunded:        func(orderNo, _ string) int64 { return f.OrderRefunded(orderNo) },
+		tradeNo:     f.TradeNo,
+		refundSends: f.RefundSends,
+		refundCalls: f.Refunds,
+		refunded:    func(orderNo, _ string) int64 { return f.OrderRefunded(orderNo) },
 	}
 	k := f.Keys
 	configure := func(c *svc.Config) {
@@ -179,26 +151,55 @@ func stripeSetup(t *testing.T) (*stripefake.Fake, fakeProvider, func(*svc.Config
 	f := stripefake.New()
 	t.Cleanup(f.Close)
 	p := fakeProvider{
-		name:     pay.NameStripe,
-		zone:     time.UTC,
-		setClock: f.SetClock,
+		name:  pay.NameStripe,
+		zone:  time.UTC,
+		knobs: f,
 		pay: func(t *testing.T, orderNo string, _ int64) {
 			t.Helper()
 			if _, st, err := f.Pay(ctx, orderNo); err != nil || st/100 != 2 {
 				t.Fatalf("pay %s at stripe: status %d, %v", orderNo, st, err)
 			}
 		},
-		tradeNo:         f.IntentID,
-		drop:            f.StatementDrop,
-		alter:           f.StatementAlter,
-		dashboardRefund: f.DashboardRefund,
-		payUnseen:       f.PayUnseen,
-		refundSends:     f.RefundSends,
-		refundCalls:     f.Refunds,
-		refunded:        func(_, tradeNo string) int64 { return f.IntentRefunded(tradeNo) },
+		tradeNo:     f.IntentID,
+		refundSends: f.RefundSends,
+		refundCalls: f.Refunds,
+		refunded:    func(_, tradeNo string) int64 { return f.IntentRefunded(tradeNo) },
 	}
 	configure := func(c *svc.Config) {
 		c.StripeSecretKey, c.StripeWebhookSecret, c.StripeAPIURL = f.SecretKey, f.WebhookSecret, f.URL
 	}
 	return f, p, configure, func(api string) { f.SetWebhookURL(api + "/api/v1/payments/stripe/webhook") }
+}
+
+// simAdmin is the simulator's statement knobs through its admin routes, as
+// a harness running it as its own process would; the clock is set in
+// process (the shop's simulator).
+type simAdmin struct {
+	t    *testing.T
+	shop **shop
+	keep func(orderNo, tradeNo string) // the trades paid unseen, for the test's lookups
+}
+
+func (k simAdmin) SetClock(now func() time.Time) { (*k.shop).s.Sim.SetClock(now) }
+
+func (k simAdmin) StatementDrop(ref string) {
+	if err := (*k.shop).s.Pay.StatementDrop(context.Background(), ref); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+func (k simAdmin) StatementAlter(ref string, cents int64) {
+	if err := (*k.shop).s.Pay.StatementAlter(context.Background(), ref, cents); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+func (k simAdmin) DashboardRefund(orderNo string, cents int64) (string, error) {
+	return (*k.shop).s.Pay.DashboardRefund(context.Background(), orderNo, cents)
+}
+
+func (k simAdmin) PayUnseen(orderNo string, cents int64) (string, error) {
+	tradeNo, err := (*k.shop).s.Pay.PayUnseen(context.Background(), orderNo, cents)
+	k.keep(orderNo, tradeNo)
+	return tradeNo, err
 }

@@ -24,25 +24,30 @@ type fakeProvider struct {
 	name string
 	// zone is the provider's calendar (its statement days).
 	zone *time.Location
-	// setClock sets the fake's clock (time.Now for the real time).
-	setClock func(now func() time.Time)
+	// knobs are the fake's clock and statement knobs, the same on every fake.
+	knobs statementKnobs
 	// pay pays an order checked out at the provider, as the buyer would,
 	// and has the fake deliver its notification.
 	pay func(t *testing.T, orderNo string, cents int64)
 	// tradeNo is the provider's trade number of an order's payment.
 	tradeNo func(orderNo string) string
-	// The statement knobs (each fake's StatementDrop, StatementAlter,
-	// DashboardRefund, PayUnseen).
-	drop            func(ref string)
-	alter           func(ref string, cents int64)
-	dashboardRefund func(orderNo string, cents int64) (string, error)
-	payUnseen       func(orderNo string, cents int64) (string, error)
 	// refundSends is how many refund calls carried refundNo.
 	refundSends func(refundNo string) int
 	// refundCalls is how many refund calls the fake received in all.
 	refundCalls func() int
 	// refunded is what the fake returned of an order's trade, in cents.
 	refunded func(orderNo, tradeNo string) int64
+}
+
+// statementKnobs is what every fake (and the simulator) offers a test of
+// its statement: its clock, a line dropped or altered, a refund made in
+// its dashboard, a payment orderflow never hears of.
+type statementKnobs interface {
+	SetClock(now func() time.Time)
+	StatementDrop(ref string)
+	StatementAlter(ref string, cents int64)
+	DashboardRefund(orderNo string, cents int64) (string, error)
+	PayUnseen(orderNo string, cents int64) (string, error)
 }
 
 // shop is a stack with the provider enabled against its fake, shop
@@ -268,31 +273,31 @@ func runStatementDay(t *testing.T, a *shop) {
 	ctx := context.Background()
 	p := a.p
 	day, clock := pastDay(p.zone)
-	p.setClock(clock)
-	defer p.setClock(time.Now)
+	p.knobs.SetClock(clock)
+	defer p.knobs.SetClock(time.Now)
 
 	// a. A normal payment.
 	normal := a.delivered(t)
 	// b. A partial refund made in the provider's dashboard, never notified.
 	const dashboardCents = 1500
 	refunded := a.delivered(t)
-	if _, err := p.dashboardRefund(refunded, dashboardCents); err != nil {
+	if _, err := p.knobs.DashboardRefund(refunded, dashboardCents); err != nil {
 		t.Fatalf("dashboard refund of %s: %v", refunded, err)
 	}
 	// c. A payment the statement leaves out.
 	dropped := a.delivered(t)
 	droppedTrade := p.tradeNo(dropped)
-	p.drop(droppedTrade)
+	p.knobs.StatementDrop(droppedTrade)
 	// d. A payment the statement lists with another amount.
 	const alteredCents = 4900
 	altered := a.delivered(t)
 	alteredTrade := p.tradeNo(altered)
-	p.alter(alteredTrade, alteredCents)
+	p.knobs.StatementAlter(alteredTrade, alteredCents)
 	// e. An order that expired (the close asked the provider and saw
 	// nothing), then paid with its notification lost.
 	late := a.checkout(t)
 	a.s.WaitStatus(t, late, model.OrderClosed, 30*time.Second)
-	lateTrade, err := p.payUnseen(late, price)
+	lateTrade, err := p.knobs.PayUnseen(late, price)
 	if err != nil {
 		t.Fatalf("unseen payment of %s: %v", late, err)
 	}
@@ -316,7 +321,7 @@ func runStatementDay(t *testing.T, a *shop) {
 	callsBefore := p.refundCalls()
 
 	// The day is over at the provider too once its clock is the real one.
-	p.setClock(time.Now)
+	p.knobs.SetClock(time.Now)
 
 	first := a.waitRun(t, a.startRun(t, day))
 	t.Logf("%s: first run %+v", p.name, first)

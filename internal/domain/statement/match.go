@@ -41,7 +41,7 @@ func (m *matcher) day(ctx context.Context, src pay.Statements) (model.StatementT
 
 // page matches one page of lines.
 func (m *matcher) page(ctx context.Context, lines []pay.StatementLine) error {
-	var payments, ours, theirs, disputes []pay.StatementLine
+	var payments, numbered, theirs, disputes []pay.StatementLine
 	for _, l := range lines {
 		m.t.ProviderLines++
 		m.t.FeesCents += l.FeeCents
@@ -54,7 +54,7 @@ func (m *matcher) page(ctx context.Context, lines []pay.StatementLine) error {
 			m.t.Refunds++
 			m.t.RefundsCents += l.AmountCents
 			if l.RefundNo != "" {
-				ours = append(ours, l)
+				numbered = append(numbered, l)
 			} else {
 				theirs = append(theirs, l)
 			}
@@ -68,7 +68,7 @@ func (m *matcher) page(ctx context.Context, lines []pay.StatementLine) error {
 	if err := m.payments(ctx, payments); err != nil {
 		return err
 	}
-	if err := m.ourRefunds(ctx, ours); err != nil {
+	if err := m.numberedRefunds(ctx, numbered); err != nil {
 		return err
 	}
 	if err := m.theirRefunds(ctx, theirs); err != nil {
@@ -108,8 +108,10 @@ func (m *matcher) payments(ctx context.Context, lines []pay.StatementLine) error
 	return m.s.store.MarkStated(ctx, model.StatedPayments, stated, m.run.Day)
 }
 
-// ourRefunds matches the refunds orderflow sent, by their numbers.
-func (m *matcher) ourRefunds(ctx context.Context, lines []pay.StatementLine) error {
+// numberedRefunds matches refund lines that carry a merchant refund
+// number with the refunds orderflow sent under it; a number the ledger
+// never sent is a refund made elsewhere (theirRefunds).
+func (m *matcher) numberedRefunds(ctx context.Context, lines []pay.StatementLine) error {
 	known, err := m.s.store.RefundsByNos(ctx, m.run.Provider, keys(lines, func(l pay.StatementLine) string { return l.RefundNo }))
 	if err != nil {
 		return fmt.Errorf("refunds of page: %w", err)
@@ -124,8 +126,8 @@ func (m *matcher) ourRefunds(ctx context.Context, lines []pay.StatementLine) err
 		r, ok := byNo[l.RefundNo]
 		switch {
 		case !ok:
-			// A number of orderflow's shape the ledger never sent: money
-			// returned that it never asked for, as a dashboard refund.
+			// A number the ledger never sent: money returned that
+			// orderflow never asked for (a dashboard refund).
 			unknown = append(unknown, l)
 		case r.AmountCents != l.AmountCents:
 			stated = append(stated, r.ID)

@@ -62,7 +62,7 @@ func testRunADay(t *testing.T, backend testenv.Backend) {
 	if _, err := s.Sim.DashboardRefund(orders[1], 200); err != nil {
 		t.Fatal(err)
 	}
-	// A refund under a number of orderflow's shape that orderflow never
+	// A refund under a number of orderflow's form that orderflow never
 	// sent (another system on the same account): recorded as a dashboard one.
 	if st, err := s.Pay.Refund(ctx, paysim.RefundRequest{OutRequestNo: "RF0123456789abcdef01234567", TradeNo: trades[0],
 		OrderNo: orders[0], AmountCents: 100}); err != nil || st.Status != "succeeded" {

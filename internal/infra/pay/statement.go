@@ -34,8 +34,10 @@ type StatementLine struct {
 	// OrderNo is the order number the payment was started for, when the
 	// statement names it (it feeds an unknown payment to the payment path).
 	OrderNo string
-	// RefundNo is, for a refund orderflow asked for, the refund number it
-	// sent (RefundRequest.RefundNo); empty for one made elsewhere.
+	// RefundNo is the merchant refund number the line carries, as is: the
+	// one orderflow sent (RefundRequest.RefundNo) for its own refunds; for
+	// one made elsewhere, whatever the provider put there, or empty. Whether
+	// orderflow sent it is the ledger's to say, not the provider's.
 	RefundNo string
 	// Ref is the provider's own id of the line: the trade number for a
 	// payment, the provider's refund or dispute id otherwise. Unique per

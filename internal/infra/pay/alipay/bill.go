@@ -35,13 +35,6 @@ const (
 	typeRefund  = "退款"
 )
 
-// orderflowRefundNo is the shape of every refund number orderflow sends as
-// out_request_no (domain/refund: NumberAt and OperatorNumber, "RF" and 24
-// hex digits, a retry's generation suffixed "-n"). A refund whose request
-// number has another shape was made elsewhere (an operator in Alipay's
-// dashboard, whose numbers Alipay makes up) and gets no RefundNo.
-var orderflowRefundNo = regexp.MustCompile(`^RF[0-9a-f]{24}(-[1-9][0-9]*)?$`)
-
 // footerCount reads the footer's "#交易合计：N笔，…" and "#退款合计：N笔，…".
 var footerCount = regexp.MustCompile(`^#(交易|退款)合计：([0-9]+)笔`)
 
@@ -175,10 +168,9 @@ func lineOf(rec []string, cols map[string]int) (pay.StatementLine, error) {
 		if req == "" {
 			return l, errors.New("a refund with no request number")
 		}
-		l.Kind, l.Ref = pay.LineRefund, l.TradeNo+"/"+req
-		if orderflowRefundNo.MatchString(req) {
-			l.RefundNo = req
-		}
+		// The request number as is: whether orderflow sent it is the
+		// ledger's to say (a dashboard refund's is one Alipay made up).
+		l.Kind, l.Ref, l.RefundNo = pay.LineRefund, l.TradeNo+"/"+req, req
 	default:
 		return l, fmt.Errorf("unknown business type %q", typ)
 	}

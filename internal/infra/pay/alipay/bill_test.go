@@ -53,7 +53,7 @@ func TestReadDetail(t *testing.T) {
 	at := func(h int) time.Time { return time.Date(2026, 3, 10, h, 0, 0, 0, beijing) }
 	good := []pay.StatementLine{
 		{Kind: pay.LinePayment, TradeNo: "T1", OrderNo: "OF1", Ref: "T1", AmountCents: 1234, FeeCents: 7, At: at(9)},
-		{Kind: pay.LineRefund, TradeNo: "T1", OrderNo: "OF1", Ref: "T1/HZ9", AmountCents: 100, At: at(10)},
+		{Kind: pay.LineRefund, TradeNo: "T1", OrderNo: "OF1", RefundNo: "HZ9", Ref: "T1/HZ9", AmountCents: 100, At: at(10)},
 		{Kind: pay.LineRefund, TradeNo: "T1", OrderNo: "OF1", RefundNo: "RF0123456789abcdef01234567",
 			Ref: "T1/RF0123456789abcdef01234567", AmountCents: 200, FeeCents: 1, At: at(11)},
 	}
@@ -73,8 +73,8 @@ func TestReadDetail(t *testing.T) {
 		{"bad amount", head + cols + strings.Replace(payRow, "12.34", "12.345", 1) + end, nil},
 		{"bad time", head + cols + strings.Replace(payRow, "2026-03-10 09:00:00", "2026/03/10 09:00", 1) + end, nil},
 		{"refund without request no", head + cols + strings.Replace(refundRow, "HZ9", "", 1) + end, nil},
-		{"not an orderflow number", head + cols + strings.Replace(ourRefund, "RF01", "RF0X", 1) + end, []pay.StatementLine{
-			{Kind: pay.LineRefund, TradeNo: "T1", OrderNo: "OF1", Ref: "T1/RF0X23456789abcdef01234567", AmountCents: 200, FeeCents: 1, At: at(11)}}},
+		{"any request number, as is", head + cols + strings.Replace(ourRefund, "RF01", "RF0X", 1) + end, []pay.StatementLine{
+			{Kind: pay.LineRefund, TradeNo: "T1", OrderNo: "OF1", RefundNo: "RF0X23456789abcdef01234567", Ref: "T1/RF0X23456789abcdef01234567", AmountCents: 200, FeeCents: 1, At: at(11)}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var got []pay.StatementLine

@@ -179,7 +179,7 @@ func TestStatementDay(t *testing.T) {
 		{Kind: pay.LinePayment, TradeNo: altered, OrderNo: "OF-altered", Ref: altered, AmountCents: 4999, FeeCents: 30, At: at(13, 0)},
 		{Kind: pay.LineRefund, TradeNo: plain, OrderNo: "OF-plain", RefundNo: refundNo, Ref: plain + "/" + refundNo, AmountCents: 1200, At: at(14, 0)},
 		{Kind: pay.LineRefund, TradeNo: plain, OrderNo: "OF-plain", RefundNo: retryNo, Ref: plain + "/" + retryNo, AmountCents: 100, At: at(14, 30)},
-		{Kind: pay.LineRefund, TradeNo: dash, OrderNo: "OF-dash", Ref: dash + "/" + dashReq, AmountCents: 300, At: at(15, 0)},
+		{Kind: pay.LineRefund, TradeNo: dash, OrderNo: "OF-dash", RefundNo: dashReq, Ref: dash + "/" + dashReq, AmountCents: 300, At: at(15, 0)},
 		{Kind: pay.LinePayment, TradeNo: unseen, OrderNo: "OF-unseen", Ref: unseen, AmountCents: 700, FeeCents: 4, At: at(16, 0)},
 	}
 	if diff := cmp.Diff(want, pages[0]); diff != "" {

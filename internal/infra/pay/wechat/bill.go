@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 
@@ -48,15 +47,6 @@ var summaryOf = map[string]string{
 	"订单总金额":    colTotal,
 	"申请退款总金额":  colAskedRefund,
 }
-
-// ourRefundNo is the shape of the refund numbers orderflow sends as
-// out_refund_no: "RF" and 24 lowercase hex digits (refund.NumberAt,
-// refund.OperatorNumber), with "-<generation>" for a retry's later
-// generation. A refund made in WeChat Pay's merchant platform gets an
-// out_refund_no WeChat Pay makes up (digits, never "RF" and hex), so a
-// refund line whose 商户退款单号 has another shape is not orderflow's: its
-// RefundNo is "". A test holds this shape to the refund package's numbers.
-var ourRefundNo = regexp.MustCompile(`^RF[0-9a-f]{24}(-[0-9]+)?$`)
 
 // readBill reads a trade bill file row by row, handing each line to emit
 // (nil: only check), and checks the summary against the lines: a count or
@@ -137,10 +127,9 @@ func (p *Provider) billLine(rec []string, cols map[string]int, sums map[string]i
 	case "SUCCESS":
 		l.Kind, l.Ref, amount = pay.LinePayment, l.TradeNo, units[colTotal]
 	case "REFUND":
-		l.Kind, l.Ref, amount = pay.LineRefund, get(colRefundID), units[colRefund]
-		if no := get(colRefundNo); ourRefundNo.MatchString(no) {
-			l.RefundNo = no
-		}
+		// 商户退款单号 as is: whether orderflow sent it is the ledger's to
+		// say (a merchant-platform refund's is one WeChat Pay made up).
+		l.Kind, l.Ref, l.RefundNo, amount = pay.LineRefund, get(colRefundID), get(colRefundNo), units[colRefund]
 	default:
 		return pay.StatementLine{}, fmt.Errorf("%s %q is neither SUCCESS nor REFUND", colState, state)
 	}

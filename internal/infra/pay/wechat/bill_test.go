@@ -4,33 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/wechat"
 )
-
-// A refund line is orderflow's exactly when its 商户退款单号 has the shape
-// of the refund package's numbers, a retry's generation included; what
-// WeChat Pay makes up for a merchant-platform refund is not.
-func TestOurRefundNumbers(t *testing.T) {
-	base := refund.NumberAt(pay.NameWechat, "O1", "4200000000000000000001")
-	for no, ours := range map[string]bool{
-		base: true,
-		refund.OperatorNumber("O1", "an idempotency key"): true,
-		base + "-2":                    true,
-		base + "-17":                   true,
-		"50300000000000000000012":      false, // a refund id, as the fake and WeChat Pay number them
-		"1217752501201407033233368018": false,
-		"":                             false,
-		"RF" + strings.Repeat("A", 24): false,
-		base + "x":                     false,
-		base + "-":                     false,
-	} {
-		if got := wechat.OurRefundNo(no); got != ours {
-			t.Errorf("%q: orderflow's = %v, want %v", no, got, ours)
-		}
-	}
-}
 
 const billHead = "交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易状态,付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,费率备注\n"
 

@@ -46,10 +46,10 @@ func TestDashboardRefundNotification(t *testing.T) {
 	if line == nil {
 		t.Fatalf("the bill does not list refund %s: %+v", ref, lines)
 	}
-	if line.RefundNo != "" {
-		t.Errorf("the bill names refund %s orderflow's (%q)", ref, line.RefundNo)
+	if line.RefundNo != ref {
+		t.Errorf("the bill's 商户退款单号 of refund %s is %q, want the one WeChat Pay made up (its refund id)", ref, line.RefundNo)
 	}
-	got := pay.RefundUpdate{RefundNo: ref, Status: pay.RefundSucceeded, Ref: line.Ref, TradeNo: line.TradeNo,
+	got := pay.RefundUpdate{RefundNo: line.RefundNo, Status: pay.RefundSucceeded, Ref: line.Ref, TradeNo: line.TradeNo,
 		AmountCents: line.AmountCents, At: line.At}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("notification and bill line disagree (-notification +line):\n%s", diff)

@@ -119,7 +119,7 @@ func TestStatementLines(t *testing.T) {
 		{Kind: pay.LinePayment, TradeNo: early.TradeNo, OrderNo: "O-early", Ref: early.TradeNo, AmountCents: 5000, FeeCents: 30, At: at(7, 30)},
 		{Kind: pay.LinePayment, TradeNo: refunded.TradeNo, OrderNo: "O-refunded", Ref: refunded.TradeNo, AmountCents: 5000, FeeCents: 30, At: at(10, 0)},
 		{Kind: pay.LineRefund, TradeNo: refunded.TradeNo, OrderNo: "O-refunded", RefundNo: ourNo, Ref: refundID(t, b, ourNo), AmountCents: 2000, FeeCents: -12, At: at(10, 0)},
-		{Kind: pay.LineRefund, TradeNo: refunded.TradeNo, OrderNo: "O-refunded", Ref: dashRef, AmountCents: 1000, FeeCents: -6, At: at(11, 0)},
+		{Kind: pay.LineRefund, TradeNo: refunded.TradeNo, OrderNo: "O-refunded", RefundNo: dashRef, Ref: dashRef, AmountCents: 1000, FeeCents: -6, At: at(11, 0)},
 		{Kind: pay.LinePayment, TradeNo: altered.TradeNo, OrderNo: "O-altered", Ref: altered.TradeNo, AmountCents: 4500, FeeCents: 27, At: at(12, 0)},
 		{Kind: pay.LinePayment, TradeNo: unseenNo, OrderNo: "O-unseen", Ref: unseenNo, AmountCents: 700, FeeCents: 4, At: at(13, 0)},
 	}
