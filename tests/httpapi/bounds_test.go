@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"orderflow/internal/audit"
 	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/sign"
 	"orderflow/internal/infra/tasks"
@@ -637,20 +636,7 @@ func testFreeOrder(t *testing.T, backend testenv.Backend) {
 
 	s.WaitQueuesIdle(t, 10*time.Second)
 	if backend == testenv.Shared {
-		db, err := audit.Open(s.Config.MySQLDSN)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		rep, err := audit.Run(ctx, audit.Options{DB: db, Redis: s.SC.Redis, Grace: time.Second, InFlightGrace: 5 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.Failed() {
-			var b strings.Builder
-			rep.Print(&b)
-			t.Errorf("audit after free orders:\n%s", b.String())
-		}
+		s.CheckAudit(t, "free orders")
 	}
 }
 

@@ -3,9 +3,6 @@ package payments
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,26 +25,14 @@ type alipayShop struct {
 
 func startAlipay(t *testing.T) *alipayShop {
 	t.Helper()
-	f, err := fake.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(f.Handler())
-	t.Cleanup(func() { gw.Close(); f.Close() })
-	// The app's key from a file (the @path form), Alipay's as PEM text.
-	keyFile := filepath.Join(t.TempDir(), "app.pem")
-	if err := os.WriteFile(keyFile, []byte(f.AppPrivateKey), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f, fs := testenv.StartAlipayFake(t)
 	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) {
 		c.PayProviders = "paysim,alipay"
-		c.AlipayAppID, c.AlipayPrivateKey, c.AlipayPublicKey = fake.AppID, "@"+keyFile, f.AlipayPublicKey
-		c.AlipayGatewayURL = gw.URL
-		c.AlipayNotifyURL = "http://127.0.0.1:1/api/v1/payments/alipay/notify" // the fake is told the real one below
+		fs.Configure(c)
 		c.OrderTTL = svc.Duration(4 * time.Second)
 		c.PayQueryAfter = svc.Duration(300 * time.Millisecond)
 	}})
-	f.NotifyTo(s.APIURL + "/api/v1/payments/alipay/notify")
+	fs.Started(s.APIURL)
 	testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, "")
 	s.WaitReconciled(t, 30*time.Second)
 	_, buyer := s.NewUser(t, "ann", 0)

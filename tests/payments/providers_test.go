@@ -78,18 +78,17 @@ type providerShop struct {
 	pid   int64
 }
 
-// startProviderShop boots the stack with configure's settings; started
-// tells the fake where the API listens.
-func startProviderShop(t *testing.T, p fakeProvider, configure func(*svc.Config), started func(apiURL string)) *providerShop {
+// startProviderShop boots the stack pointed at the provider's fake.
+func startProviderShop(t *testing.T, p fakeProvider, fs testenv.FakeShop) *providerShop {
 	t.Helper()
 	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) {
 		c.PayProviders = "paysim," + p.name
 		c.OrderTTL = svc.Duration(4 * time.Second)
 		c.PayQueryAfter = svc.Duration(300 * time.Millisecond)
 		c.PayTimeout = svc.Duration(time.Second) // the refund-timeout test waits this long
-		configure(c)
+		fs.Configure(c)
 	}})
-	started(s.APIURL)
+	fs.Started(s.APIURL)
 	testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, "")
 	s.WaitReconciled(t, 30*time.Second)
 	_, buyer := s.NewUser(t, "ann", 0)
@@ -260,97 +259,33 @@ func runProviderSuite(t *testing.T, a *providerShop) {
 }
 
 func TestWechat(t *testing.T) {
-	f, err := wechatfake.New()
-	if err != nil {
-		t.Fatal(err)
+	f, fs := testenv.StartWechatFake(t)
+	p := notifyingProvider(f, fakeSwitches{&f.DropPayNotify, &f.DropRefundNotify, &f.RefundTimeout},
+		func(n *wechatfake.Notification) wire { return wire{n.URL, n.Header, n.Body} })
+	p.name, p.tradeNo = pay.NameWechat, f.TradeNo
+	p.accepted = func(st int, _ string) bool { return st == http.StatusOK || st == http.StatusNoContent }
+	p.refused = func(st int, body string) bool {
+		return st >= 400 && strings.Contains(body, `"code":"FAIL"`)
 	}
-	t.Cleanup(f.Close)
-	fw := func(n *wechatfake.Notification) wire { return wire{n.URL, n.Header, n.Body} }
-	p := fakeProvider{
-		name: pay.NameWechat,
-		pay: func(ctx context.Context, orderNo string, drop bool) (wire, error) {
-			f.DropPayNotify.Store(drop)
-			n, _, err := f.Pay(ctx, orderNo)
-			if err != nil {
-				return wire{}, err
-			}
-			return fw(n), nil
-		},
-		forged: func(orderNo string, misSign bool) (wire, error) {
-			n, err := f.ForgedNotification(orderNo, misSign)
-			if err != nil {
-				return wire{}, err
-			}
-			if !misSign {
-				n = n.Tampered()
-			}
-			return fw(n), nil
-		},
-		tradeNo:     f.TradeNo,
-		refundSends: f.RefundSends,
-		refunds: func(drop, timeout bool) {
-			f.DropRefundNotify.Store(drop)
-			f.RefundTimeout.Store(timeout)
-		},
-		accepted: func(st int, _ string) bool { return st == http.StatusOK || st == http.StatusNoContent },
-		refused: func(st int, body string) bool {
-			return st >= 400 && strings.Contains(body, `"code":"FAIL"`)
-		},
-		checkout: func(c payAnswer) bool {
-			return strings.HasPrefix(c.QRCode, "weixin://wxpay/bizpayurl?pr=") && c.PayURL == "" && c.ClientSecret == ""
-		},
+	p.checkout = func(c payAnswer) bool {
+		return strings.HasPrefix(c.QRCode, "weixin://wxpay/bizpayurl?pr=") && c.PayURL == "" && c.ClientSecret == ""
 	}
-	k := f.Keys
-	a := startProviderShop(t, p, func(c *svc.Config) {
-		c.WechatMchID, c.WechatAppID, c.WechatCertSerial = k.MchID, k.AppID, k.CertSerial
-		c.WechatPrivateKey, c.WechatAPIv3Key = k.PrivateKey, k.APIv3Key
-		c.WechatPlatformPublicKey, c.WechatPlatformPublicKeyID = k.PlatformPublicKey, k.PlatformPublicKeyID
-		c.WechatAPIURL = f.URL
-		c.WechatNotifyURL = "http://127.0.0.1:1/api/v1/payments/wechat/notify" // the fake is told the real one
-	}, func(api string) { f.NotifyTo(api + "/api/v1/payments/wechat/notify") })
+	a := startProviderShop(t, p, fs)
 	runProviderSuite(t, a)
 	runPartialRefunds(t, a.refundShop(f.OrderRefunded))
 }
 
 func TestStripe(t *testing.T) {
-	f := stripefake.New()
-	t.Cleanup(f.Close)
-	fw := func(n *stripefake.Notification) wire { return wire{n.URL, n.Header, n.Body} }
-	p := fakeProvider{
-		name: pay.NameStripe,
-		pay: func(ctx context.Context, orderNo string, drop bool) (wire, error) {
-			f.DropPayNotify.Store(drop)
-			n, _, err := f.Pay(ctx, orderNo)
-			if err != nil {
-				return wire{}, err
-			}
-			return fw(n), nil
-		},
-		forged: func(orderNo string, misSign bool) (wire, error) {
-			n, err := f.ForgedNotification(orderNo, misSign)
-			if err != nil {
-				return wire{}, err
-			}
-			if !misSign {
-				n = n.Tampered()
-			}
-			return fw(n), nil
-		},
-		tradeNo:     f.IntentID,
-		refundSends: f.RefundSends,
-		refunds: func(drop, timeout bool) {
-			f.DropRefundNotify.Store(drop)
-			f.RefundTimeout.Store(timeout)
-		},
-		accepted: func(st int, _ string) bool { return st/100 == 2 },
-		refused:  func(st int, _ string) bool { return st/100 == 4 },
-		checkout: func(c payAnswer) bool {
-			return strings.HasPrefix(c.ClientSecret, "pi_") && strings.Contains(c.ClientSecret, "_secret_") && c.QRCode == "" && c.PayURL == ""
-		},
+	f, fs := testenv.StartStripeFake(t)
+	p := notifyingProvider(f, fakeSwitches{&f.DropPayNotify, &f.DropRefundNotify, &f.RefundTimeout},
+		func(n *stripefake.Notification) wire { return wire{n.URL, n.Header, n.Body} })
+	p.name, p.tradeNo = pay.NameStripe, f.IntentID
+	p.accepted = func(st int, _ string) bool { return st/100 == 2 }
+	p.refused = func(st int, _ string) bool { return st/100 == 4 }
+	p.checkout = func(c payAnswer) bool {
+		return strings.HasPrefix(c.ClientSecret, "pi_") && strings.Contains(c.ClientSecret, "_secret_") && c.QRCode == "" && c.PayURL == ""
 	}
-	a := startProviderShop(t, p, func(c *svc.Config) {
-		c.StripeSecretKey, c.StripeWebhookSecret, c.StripeAPIURL = f.SecretKey, f.WebhookSecret, f.URL
-	}, func(api string) { f.SetWebhookURL(api + "/api/v1/payments/stripe/webhook") })
+	a := startProviderShop(t, p, fs)
 	runProviderSuite(t, a)
 	runPartialRefunds(t, a.refundShop(func(orderNo string) int64 { return f.IntentRefunded(f.IntentID(orderNo)) }))
 }

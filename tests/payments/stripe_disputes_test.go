@@ -1,7 +1,6 @@
 package payments
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -37,14 +36,15 @@ type disputeView struct {
 // balances once it is lost. A dispute on a payment already refunded is
 // flagged so.
 func TestStripeDisputes(t *testing.T) {
-	f := stripefake.New()
-	t.Cleanup(f.Close)
+	f, fs := testenv.StartStripeFake(t)
 	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	t.Cleanup(shop.Close)
-	a := startProviderShop(t, fakeProvider{name: pay.NameStripe, tradeNo: f.IntentID}, func(c *svc.Config) {
-		c.StripeSecretKey, c.StripeWebhookSecret, c.StripeAPIURL = f.SecretKey, f.WebhookSecret, f.URL
+	stripeOnly := fs.Configure
+	fs.Configure = func(c *svc.Config) {
+		stripeOnly(c)
 		c.WebhookURL, c.WebhookSecret = shop.URL, "shop-webhook-secret"
-	}, func(api string) { f.SetWebhookURL(api + "/api/v1/payments/stripe/webhook") })
+	}
+	a := startProviderShop(t, fakeProvider{name: pay.NameStripe, tradeNo: f.IntentID}, fs)
 	ctx := t.Context()
 	twice := func(t *testing.T, what string, n *stripefake.Notification, err error) {
 		t.Helper()
@@ -136,28 +136,16 @@ func TestStripeDisputes(t *testing.T) {
 	}
 
 	a.s.WaitQueuesIdle(t, 20*time.Second)
-	auditMoney(ctx, t, a.s)
+	auditMoney(t, a.s)
 }
 
-// auditMoney runs the ledger audit and fails on any violation.
-func auditMoney(ctx context.Context, t *testing.T, s *testenv.Stack) {
+// auditMoney runs the ledger audit, fails on any violation and on an audit
+// that checked no dispute.
+func auditMoney(t *testing.T, s *testenv.Stack) {
 	t.Helper()
-	db, err := audit.Open(s.Config.MySQLDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rep, err := audit.Run(ctx, audit.Options{DB: db, Redis: s.SC.Redis, Grace: time.Second, InFlightGrace: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := s.CheckAudit(t, "the disputes")
 	if res := rep.Result(audit.RuleDisputeMoney); res.Checked == 0 {
 		t.Errorf("the audit checked no dispute")
-	}
-	if rep.Failed() {
-		var b strings.Builder
-		rep.Print(&b)
-		t.Errorf("audit after the disputes:\n%s", b.String())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"orderflow/internal/domain/statement"
 	stripefake "orderflow/internal/payfake/stripe"
 	wechatfake "orderflow/internal/payfake/wechat"
+	"orderflow/internal/testenv"
 	"orderflow/model"
 )
 
@@ -22,15 +23,15 @@ type notifiedRefund func(orderNo string, cents int64) (ref string, status int, e
 type resend func(ref string) (status int, err error)
 
 func TestWechatDashboardRefundNotified(t *testing.T) {
-	f, p, configure, started := wechatSetup(t)
+	f, fs := testenv.StartWechatFake(t)
 	notify, again := viaFake[*wechatfake.Notification](f)
-	runRefundNotified(t, startShop(t, p, configure, started), notify, again)
+	runRefundNotified(t, startShop(t, wechatProvider(f), fs), notify, again)
 }
 
 func TestStripeDashboardRefundNotified(t *testing.T) {
-	f, p, configure, started := stripeSetup(t)
+	f, fs := testenv.StartStripeFake(t)
 	notify, again := viaFake[*stripefake.Notification](f)
-	runRefundNotified(t, startShop(t, p, configure, started), notify, again)
+	runRefundNotified(t, startShop(t, stripeProvider(f), fs), notify, again)
 }
 
 // notifier is a fake whose dashboard refunds its provider notifies.

@@ -3,9 +3,6 @@ package statements
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +11,7 @@ import (
 	alipayfake "orderflow/internal/payfake/alipay"
 	stripefake "orderflow/internal/payfake/stripe"
 	wechatfake "orderflow/internal/payfake/wechat"
-	"orderflow/svc"
+	"orderflow/internal/testenv"
 )
 
 // shanghai is Alipay's and WeChat Pay's calendar (UTC+8 all year).
@@ -57,22 +54,13 @@ func TestPaysim(t *testing.T) {
 		},
 		refunded: func(_, tradeNo string) int64 { return a.s.Sim.TradeRefunded(tradeNo) },
 	}
-	a = startShop(t, p, nil, nil)
+	a = startShop(t, p, testenv.FakeShop{})
 	runStatementDay(t, a)
 }
 
 func TestAlipay(t *testing.T) {
 	ctx := context.Background()
-	f, err := alipayfake.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(f.Handler())
-	t.Cleanup(func() { gw.Close(); f.Close() })
-	keyFile := filepath.Join(t.TempDir(), "app.pem")
-	if err := os.WriteFile(keyFile, []byte(f.AppPrivateKey), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f, fs := testenv.StartAlipayFake(t)
 	p := fakeProvider{
 		name:  pay.NameAlipay,
 		zone:  shanghai,
@@ -89,36 +77,28 @@ func TestAlipay(t *testing.T) {
 		refundCalls: func() int { return len(f.Refunded()) },
 		refunded:    func(orderNo, _ string) int64 { return f.TradeRefunded(orderNo) },
 	}
-	a := startShop(t, p, func(c *svc.Config) {
-		c.AlipayAppID, c.AlipayPrivateKey, c.AlipayPublicKey = alipayfake.AppID, "@"+keyFile, f.AlipayPublicKey
-		c.AlipayGatewayURL = gw.URL
-		c.AlipayNotifyURL = "http://127.0.0.1:1/api/v1/payments/alipay/notify" // the fake is told the real one
-	}, func(api string) { f.NotifyTo(api + "/api/v1/payments/alipay/notify") })
-	runStatementDay(t, a)
+	runStatementDay(t, startShop(t, p, fs))
 }
 
 func TestWechat(t *testing.T) {
-	_, p, configure, started := wechatSetup(t)
-	runStatementDay(t, startShop(t, p, configure, started))
+	f, fs := testenv.StartWechatFake(t)
+	runStatementDay(t, startShop(t, wechatProvider(f), fs))
 }
 
-// wechatSetup is a WeChat Pay fake, the suite's view of it, and the
-// settings and start hook that point a shop at it.
-func wechatSetup(t *testing.T) (*wechatfake.Fake, fakeProvider, func(*svc.Config), func(apiURL string)) {
-	t.Helper()
-	ctx := context.Background()
-	f, err := wechatfake.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Close)
-	p := fakeProvider{
+func TestStripe(t *testing.T) {
+	f, fs := testenv.StartStripeFake(t)
+	runStatementDay(t, startShop(t, stripeProvider(f), fs))
+}
+
+// wechatProvider is the suite's view of a WeChat Pay fake.
+func wechatProvider(f *wechatfake.Fake) fakeProvider {
+	return fakeProvider{
 		name:  pay.NameWechat,
 		zone:  shanghai,
 		knobs: f,
 		pay: func(t *testing.T, orderNo string, _ int64) {
 			t.Helper()
-			if _, st, err := f.Pay(ctx, orderNo); err != nil || (st != http.StatusOK && st != http.StatusNoContent) {
+			if _, st, err := f.Pay(context.Background(), orderNo); err != nil || (st != http.StatusOK && st != http.StatusNoContent) {
 				t.Fatalf("pay %s at wechat: status %d, %v", orderNo, st, err)
 			}
 		},
@@ -127,36 +107,17 @@ func wechatSetup(t *testing.T) (*wechatfake.Fake, fakeProvider, func(*svc.Config
 		refundCalls: f.Refunds,
 		refunded:    func(orderNo, _ string) int64 { return f.OrderRefunded(orderNo) },
 	}
-	k := f.Keys
-	configure := func(c *svc.Config) {
-		c.WechatMchID, c.WechatAppID, c.WechatCertSerial = k.MchID, k.AppID, k.CertSerial
-		c.WechatPrivateKey, c.WechatAPIv3Key = k.PrivateKey, k.APIv3Key
-		c.WechatPlatformPublicKey, c.WechatPlatformPublicKeyID = k.PlatformPublicKey, k.PlatformPublicKeyID
-		c.WechatAPIURL = f.URL
-		c.WechatNotifyURL = "http://127.0.0.1:1/api/v1/payments/wechat/notify" // the fake is told the real one
-	}
-	return f, p, configure, func(api string) { f.NotifyTo(api + "/api/v1/payments/wechat/notify") }
 }
 
-func TestStripe(t *testing.T) {
-	_, p, configure, started := stripeSetup(t)
-	runStatementDay(t, startShop(t, p, configure, started))
-}
-
-// stripeSetup is a Stripe fake, the suite's view of it, and the settings
-// and start hook that point a shop at it.
-func stripeSetup(t *testing.T) (*stripefake.Fake, fakeProvider, func(*svc.Config), func(apiURL string)) {
-	t.Helper()
-	ctx := context.Background()
-	f := stripefake.New()
-	t.Cleanup(f.Close)
-	p := fakeProvider{
+// stripeProvider is the suite's view of a Stripe fake.
+func stripeProvider(f *stripefake.Fake) fakeProvider {
+	return fakeProvider{
 		name:  pay.NameStripe,
 		zone:  time.UTC,
 		knobs: f,
 		pay: func(t *testing.T, orderNo string, _ int64) {
 			t.Helper()
-			if _, st, err := f.Pay(ctx, orderNo); err != nil || st/100 != 2 {
+			if _, st, err := f.Pay(context.Background(), orderNo); err != nil || st/100 != 2 {
 				t.Fatalf("pay %s at stripe: status %d, %v", orderNo, st, err)
 			}
 		},
@@ -165,10 +126,6 @@ func stripeSetup(t *testing.T) (*stripefake.Fake, fakeProvider, func(*svc.Config
 		refundCalls: f.Refunds,
 		refunded:    func(_, tradeNo string) int64 { return f.IntentRefunded(tradeNo) },
 	}
-	configure := func(c *svc.Config) {
-		c.StripeSecretKey, c.StripeWebhookSecret, c.StripeAPIURL = f.SecretKey, f.WebhookSecret, f.URL
-	}
-	return f, p, configure, func(api string) { f.SetWebhookURL(api + "/api/v1/payments/stripe/webhook") }
 }
 
 // simAdmin is the simulator's statement knobs through its admin routes, as

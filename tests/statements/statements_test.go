@@ -66,9 +66,9 @@ const price = 5000
 // webhookSecret signs the shop webhooks the stack sends.
 const webhookSecret = "statements-webhook-secret"
 
-// startShop boots the stack with configure's settings; started tells the
-// fake where the API listens.
-func startShop(t *testing.T, p fakeProvider, configure func(*svc.Config), started func(apiURL string)) *shop {
+// startShop boots the stack, pointed at the provider's fake (fs, zero for
+// the simulator).
+func startShop(t *testing.T, p fakeProvider, fs testenv.FakeShop) *shop {
 	t.Helper()
 	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	t.Cleanup(hooks.Close)
@@ -80,12 +80,12 @@ func startShop(t *testing.T, p fakeProvider, configure func(*svc.Config), starte
 		c.OrderTTL = svc.Duration(3 * time.Second)
 		c.PayQueryAfter = svc.Duration(300 * time.Millisecond)
 		c.WebhookURL, c.WebhookSecret = hooks.URL, webhookSecret
-		if configure != nil {
-			configure(c)
+		if fs.Configure != nil {
+			fs.Configure(c)
 		}
 	}})
-	if started != nil {
-		started(s.APIURL)
+	if fs.Started != nil {
+		fs.Started(s.APIURL)
 	}
 	testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, "",
 		"ORDERFLOW_WEBHOOK_URL="+hooks.URL, "ORDERFLOW_WEBHOOK_SECRET="+webhookSecret, "ORDERFLOW_WEBHOOK_RETRY_DELAY=50ms")
