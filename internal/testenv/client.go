@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -73,6 +74,15 @@ func (s *Stack) NewCardProduct(t testing.TB, sku string, price int64, keys int) 
 	return id
 }
 
+// NewCardOrder adds a card product as NewCardProduct does, a buyer named
+// after it, and the buyer's order of one key.
+func (s *Stack) NewCardOrder(t testing.TB, sku string, price int64, keys int) (productID int64, buyer *Client, o OrderView) {
+	t.Helper()
+	productID = s.NewCardProduct(t, sku, price, keys)
+	_, buyer = s.NewUser(t, sku, 0)
+	return productID, buyer, buyer.CreateOrder(t, productID, 1)
+}
+
 // AddCards adds n keys with a prefix to a card product and returns the codes.
 func (s *Stack) AddCards(t testing.TB, productID int64, prefix string, n int) []string {
 	t.Helper()
@@ -84,6 +94,26 @@ func (s *Stack) AddCards(t testing.TB, productID int64, prefix string, n int) []
 		t.Fatalf("add cards: status %d", st)
 	}
 	return codes
+}
+
+// PayOrder has the simulator pay the order in full (tradeNo "" lets it
+// pick the trade), failing the test unless orderflow answers 200; it
+// returns the trade number.
+func (s *Stack) PayOrder(t testing.TB, o OrderView, tradeNo string) string {
+	t.Helper()
+	trade, st, err := s.Pay.Pay(context.Background(), o.OrderNo, o.AmountCents, tradeNo)
+	if err != nil || st != 200 {
+		t.Fatalf("pay %s: status %d, err %v", o.OrderNo, st, err)
+	}
+	return trade
+}
+
+// Cancel cancels the buyer's order, failing the test unless 200.
+func (c *Client) Cancel(t testing.TB, orderNo string) {
+	t.Helper()
+	if st := c.Do(t, "POST", "/api/v1/orders/"+orderNo+"/cancel", nil, nil); st != 200 {
+		t.Fatalf("cancel %s: status %d", orderNo, st)
+	}
 }
 
 // OrderView is the buyer's view of an order.

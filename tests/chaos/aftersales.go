@@ -126,20 +126,18 @@ func (w *workload) waitStatus(ctx context.Context, orderNo, want string, budget 
 func refundsOverPaid(ctx context.Context, db *sql.DB, h *history) ([]string, error) {
 	held := map[string]int64{} // order_no → refunds of its own payment
 	paid := map[string]int64{}
-	rows, err := db.QueryContext(ctx, `SELECT order_no, amount_cents, refunded_cents FROM orders WHERE refunded_cents > 0`)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
+	err := query(ctx, db, func(rows *sql.Rows) error {
 		var no string
 		var amount, refunded int64
 		if err := rows.Scan(&no, &amount, &refunded); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		held[no], paid[no] = refunded, amount
+		return nil
+	}, `SELECT order_no, amount_cents, refunded_cents FROM orders WHERE refunded_cents > 0`)
+	if err != nil {
+		return nil, err
 	}
-	rows.Close()
 	var out []string
 	for no, r := range held {
 		if r > paid[no] {

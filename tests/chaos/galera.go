@@ -57,11 +57,7 @@ func StartGalera(ctx context.Context, dir, logdir string, n int, out Printer) (*
 	if _, err := findBinary("mariadb-backup"); err != nil {
 		return nil, fmt.Errorf("SST needs mariadb-backup: %w", err)
 	}
-	server, err := findBinary("mariadbd", "mysqld")
-	if err != nil {
-		return nil, err
-	}
-	install, err := findBinary("mariadb-install-db", "mysql_install_db")
+	server, install, err := mariadbBinaries()
 	if err != nil {
 		return nil, err
 	}

@@ -168,22 +168,18 @@ type OutcomeRow struct {
 	N            int64
 }
 
-func tally(ctx context.Context, db *sql.DB, query string) (map[string]int64, error) {
-	rows, err := db.QueryContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+func tally(ctx context.Context, db *sql.DB, q string) (map[string]int64, error) {
 	out := map[string]int64{}
-	for rows.Next() {
+	err := query(ctx, db, func(rows *sql.Rows) error {
 		var k string
 		var n int64
 		if err := rows.Scan(&k, &n); err != nil {
-			return nil, err
+			return err
 		}
 		out[k] = n
-	}
-	return out, rows.Err()
+		return nil
+	}, q)
+	return out, err
 }
 
 // staleViews compares what each buyer is shown (GET /api/v1/orders/{no},
@@ -196,35 +192,31 @@ func staleViews(ctx context.Context, db *sql.DB, w *workload) ([]string, error) 
 		cards   int
 	}
 	ledger := map[string]*truth{}
-	rows, err := db.QueryContext(ctx, `SELECT o.order_no, o.status, (SELECT COUNT(*) FROM card_keys k WHERE k.order_id = o.id AND k.status = 'SOLD') FROM orders o`)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
+	err := query(ctx, db, func(rows *sql.Rows) error {
 		var no string
 		var st, cards int
 		if err := rows.Scan(&no, &st, &cards); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		ledger[no] = &truth{status: model.OrderStatus(st).String(), refunds: map[string]string{}, cards: cards}
-	}
-	rows.Close()
-	rows, err = db.QueryContext(ctx, `SELECT order_no, refund_no, status FROM refunds`)
+		return nil
+	}, `SELECT o.order_no, o.status, (SELECT COUNT(*) FROM card_keys k WHERE k.order_id = o.id AND k.status = 'SOLD') FROM orders o`)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
+	err = query(ctx, db, func(rows *sql.Rows) error {
 		var no, rno, st string
 		if err := rows.Scan(&no, &rno, &st); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		if t := ledger[no]; t != nil {
 			t.refunds[rno] = st
 		}
+		return nil
+	}, `SELECT order_no, refund_no, status FROM refunds`)
+	if err != nil {
+		return nil, err
 	}
-	rows.Close()
 
 	w.hist.mu.Lock()
 	owners := make(map[string]buyer, len(w.hist.owners))

@@ -60,6 +60,15 @@ func findBinary(names ...string) (string, error) {
 	return "", fmt.Errorf("none of %v installed", names)
 }
 
+// mariadbBinaries finds the MariaDB server and its data-directory installer.
+func mariadbBinaries() (server, install string, err error) {
+	if server, err = findBinary("mariadbd", "mysqld"); err != nil {
+		return "", "", err
+	}
+	install, err = findBinary("mariadb-install-db", "mysql_install_db")
+	return server, install, err
+}
+
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
@@ -68,11 +77,7 @@ func fileExists(p string) bool {
 // newMariaDB initialises a data directory (root, no password, over TCP) and
 // prepares the server process; Start it with m.proc.Start.
 func newMariaDB(datadir, logdir string, port int) (*mariaDB, error) {
-	install, err := findBinary("mariadb-install-db", "mysql_install_db")
-	if err != nil {
-		return nil, err
-	}
-	server, err := findBinary("mariadbd", "mysqld")
+	server, install, err := mariadbBinaries()
 	if err != nil {
 		return nil, err
 	}

@@ -66,13 +66,7 @@ func TestAuditTrailNamesTheOperator(t *testing.T) {
 
 	// A failed order, retried by ann once the delivery works again.
 	o := buyer.CreateOrder(t, pid, 1)
-	if err := failpoint.Enable(failpoint.ActivateDeliver, "error@"+o.OrderNo); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := payOrder(s, o.OrderNo, o.AmountCents, "TAUDIT1"); err != nil {
-		t.Fatal(err)
-	}
-	s.WaitStatus(t, o.OrderNo, model.OrderFailed, 20*time.Second)
+	s.PayUntilFailed(t, o, "TAUDIT1", 20*time.Second)
 	if got := trail(t, o.OrderNo); len(got) != 0 {
 		t.Errorf("the system's own moves wrote audit entries: %+v", got)
 	}

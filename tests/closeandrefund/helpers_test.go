@@ -98,6 +98,23 @@ func payOrder(s *testenv.Stack, orderNo string, amount int64, tradeNo string) (s
 	return trade, nil
 }
 
+// manualAlerts counts the refund_manual alerts about refundNo.
+func manualAlerts(t testing.TB, s *testenv.Stack, refundNo string) int {
+	t.Helper()
+	notes, err := s.SC.Store.NotificationsByKind(context.Background(), "refund_manual")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, x := range notes {
+		// The subject names the number exactly; "-2" must not match its base.
+		if strings.Contains(x.Subject, refundNo+" ") {
+			n++
+		}
+	}
+	return n
+}
+
 // cardShop adds a card product named sku at price with keys keys and n
 // buyers named after it.
 func cardShop(t *testing.T, s *testenv.Stack, sku string, price int64, keys, n int) (int64, []*testenv.Client) {

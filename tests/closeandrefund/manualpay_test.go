@@ -149,17 +149,7 @@ func TestManualPayments(t *testing.T) {
 		if _, sent := stats.Refunds[refundNo]; sent {
 			t.Errorf("refund %s of manual money reached the simulator", refundNo)
 		}
-		notes, err := s.SC.Store.NotificationsByKind(ctx, "refund_manual")
-		if err != nil {
-			t.Fatal(err)
-		}
-		alerted := 0
-		for _, x := range notes {
-			if strings.Contains(x.Subject, refundNo+" ") {
-				alerted++
-			}
-		}
-		if alerted != 1 {
+		if alerted := manualAlerts(t, s, refundNo); alerted != 1 {
 			t.Errorf("%d refund_manual alerts for %s, want 1", alerted, refundNo)
 		}
 		needs, err := s.UC.Backlog.Needs(ctx, 50)

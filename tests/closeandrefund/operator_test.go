@@ -60,29 +60,11 @@ func TestOperatorRefunds(t *testing.T) {
 		}
 		return nos
 	}
-	manualAlerts := func(t *testing.T, refundNo string) int {
-		t.Helper()
-		notes, err := s.SC.Store.NotificationsByKind(ctx, "refund_manual")
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, x := range notes {
-			// The subject names the number exactly; "-2" must not match its base.
-			if strings.Contains(x.Subject, refundNo+" ") {
-				n++
-			}
-		}
-		return n
-	}
 	// lateManual makes a late payment whose refund the provider declares
 	// failed on arrival, and waits until it is in manual.
 	lateManual := func(t *testing.T, sku string) (orderNo, refundNo string) {
 		t.Helper()
-		pid := s.NewProduct(t, map[string]any{"sku": sku, "kind": "card", "price_cents": 650})
-		s.AddCards(t, pid, strings.ToUpper(sku), 1)
-		_, buyer := s.NewUser(t, sku, 0)
-		o := buyer.CreateOrder(t, pid, 1)
+		_, buyer, o := s.NewCardOrder(t, sku, 650, 1)
 		if err := cancelOrder(buyer, o.OrderNo); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +83,7 @@ func TestOperatorRefunds(t *testing.T) {
 		if st := s.OrderRow(t, o.OrderNo).Status; st != model.OrderRefunding {
 			t.Errorf("order with a refund in manual is %s, want refunding", st)
 		}
-		if n := manualAlerts(t, refundNo); n != 1 {
+		if n := manualAlerts(t, s, refundNo); n != 1 {
 			t.Errorf("%d refund_manual alerts for %s, want 1", n, refundNo)
 		}
 		if st := s.Sim.Stats().Refunds[refundNo]; st.Executed != 0 || st.Status != "failed" {
@@ -114,17 +96,8 @@ func TestOperatorRefunds(t *testing.T) {
 	}
 
 	t.Run("a part refunded, the failed order's refund returns the rest", func(t *testing.T) {
-		pid := s.NewProduct(t, map[string]any{"sku": "op-part", "kind": "card", "price_cents": 900})
-		s.AddCards(t, pid, "OPPART", 2)
-		_, buyer := s.NewUser(t, "op-part", 0)
-		o := buyer.CreateOrder(t, pid, 1)
-		if err := failpoint.Enable(failpoint.ActivateDeliver, "error@"+o.OrderNo); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := payOrder(s, o.OrderNo, o.AmountCents, "TOPPART"); err != nil {
-			t.Fatal(err)
-		}
-		s.WaitStatus(t, o.OrderNo, model.OrderFailed, 20*time.Second)
+		_, _, o := s.NewCardOrder(t, "op-part", 900, 2)
+		s.PayUntilFailed(t, o, "TOPPART", 20*time.Second)
 		var part struct {
 			RefundNo string `json:"refund_no"`
 		}
@@ -164,18 +137,9 @@ func TestOperatorRefunds(t *testing.T) {
 	})
 
 	t.Run("refund a failed order", func(t *testing.T) {
-		pid := s.NewProduct(t, map[string]any{"sku": "op-failed", "kind": "card", "price_cents": 800})
-		s.AddCards(t, pid, "OPFAILED", 2)
-		_, buyer := s.NewUser(t, "op-failed", 0)
-		o := buyer.CreateOrder(t, pid, 1)
-		if err := failpoint.Enable(failpoint.ActivateDeliver, "error@"+o.OrderNo); err != nil {
-			t.Fatal(err)
-		}
+		pid, _, o := s.NewCardOrder(t, "op-failed", 800, 2)
 		const trade = "TOPFAILED"
-		if _, err := payOrder(s, o.OrderNo, o.AmountCents, trade); err != nil {
-			t.Fatal(err)
-		}
-		row := s.WaitStatus(t, o.OrderNo, model.OrderFailed, 20*time.Second)
+		row := s.PayUntilFailed(t, o, trade, 20*time.Second)
 		waitCountersMatch(t, s, 5*time.Second, pid)
 
 		var out struct {
@@ -249,7 +213,7 @@ func TestOperatorRefunds(t *testing.T) {
 		if l := manualList(t); slices.Contains(l, base) || slices.Contains(l, base+"-2") {
 			t.Errorf("manual list still holds the retried refund: %v", l)
 		}
-		if n := manualAlerts(t, base+"-2"); n != 0 {
+		if n := manualAlerts(t, s, base+"-2"); n != 0 {
 			t.Errorf("%d refund_manual alerts for the successful generation", n)
 		}
 	})

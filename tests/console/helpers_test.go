@@ -112,13 +112,7 @@ func plantFailed(t testing.TB, s *testenv.Stack, sku string) (orderNo string, co
 	codes = s.AddCards(t, pid, strings.ToUpper(sku), 1)
 	_, buyer := s.NewUser(t, sku, 0)
 	o := buyer.CreateOrder(t, pid, 1)
-	if err := failpoint.Enable(failpoint.ActivateDeliver, "error@"+o.OrderNo); err != nil {
-		t.Fatal(err)
-	}
-	if _, st, err := s.Pay.Pay(context.Background(), o.OrderNo, o.AmountCents, ""); err != nil || st != 200 {
-		t.Fatalf("pay %s: status %d, %v", o.OrderNo, st, err)
-	}
-	s.WaitStatus(t, o.OrderNo, model.OrderFailed, 30*time.Second)
+	s.PayUntilFailed(t, o, "", 30*time.Second)
 	failpoint.Disable(failpoint.ActivateDeliver)
 	return o.OrderNo, codes
 }

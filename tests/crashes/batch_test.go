@@ -24,7 +24,7 @@ func payAll(t *testing.T, s *testenv.Stack, group []*placed) {
 	t.Helper()
 	for _, p := range group {
 		p.paidAt = time.Now()
-		pay(t, s, p.order)
+		s.PayOrder(t, p.order, "")
 	}
 }
 

@@ -42,7 +42,7 @@ func TestWorkerKilledAtFailpointOrderStillFinishesOnce(t *testing.T) {
 		no := c.order.OrderNo
 		w := testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, c.point+"=exit@"+no)
 		c.paidAt = time.Now()
-		pay(t, s, c.order)
+		s.PayOrder(t, c.order, "")
 		if code := w.WaitExit(t, 30*time.Second); code != failpoint.ExitCode {
 			t.Fatalf("%s/%s: worker exited %d, want %d (died at the failpoint); output:\n%s",
 				c.point, c.kind, code, failpoint.ExitCode, w.Out.String())
@@ -124,7 +124,7 @@ func TestPoisonOrderFailsAtCapThenOperatorRetryFinishes(t *testing.T) {
 	}
 	t.Cleanup(func() { failpoint.Disable(failpoint.ActivateDeliver) })
 	p.paidAt = time.Now()
-	pay(t, s, p.order)
+	s.PayOrder(t, p.order, "")
 
 	v := waitStatus(t, s, no, "failed", 30*time.Second)
 	if v.Attempts != maxAttempts {

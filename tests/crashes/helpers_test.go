@@ -75,14 +75,6 @@ func waitStatus(t *testing.T, s *testenv.Stack, orderNo, status string, within t
 	return last
 }
 
-// pay has the simulator send a signed payment notification for the order.
-func pay(t *testing.T, s *testenv.Stack, o testenv.OrderView) {
-	t.Helper()
-	if _, st, err := s.Pay.Pay(context.Background(), o.OrderNo, o.AmountCents, ""); err != nil || st != 200 {
-		t.Fatalf("pay %s: status %d, err %v", o.OrderNo, st, err)
-	}
-}
-
 // effectRows is how many delivery effects the ledger recorded for the order.
 func effectRows(t *testing.T, s *testenv.Stack, orderID int64) int64 {
 	return s.Count(t, `SELECT COUNT(*) FROM order_effects WHERE order_id = ?`, orderID)

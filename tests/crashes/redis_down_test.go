@@ -135,7 +135,7 @@ func TestArchivedTaskDoesNotBlockRequeue(t *testing.T) {
 	}
 	t.Cleanup(func() { failpoint.Disable(failpoint.ActivateDeliver) })
 	p.paidAt = time.Now()
-	pay(t, s, p.order)
+	s.PayOrder(t, p.order, "")
 
 	gen1 := tasks.ID(tasks.TypeOrderActivate, no, 1)
 	testenv.Eventually(t, 20*time.Second, "task "+gen1+" archived", func() (bool, error) {

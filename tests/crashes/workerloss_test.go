@@ -38,7 +38,7 @@ func claimedByChild(t *testing.T, s *testenv.Stack, sh shop, hold time.Duration)
 		failpoint.ActivateAfterClaim+"=sleep("+hold.String()+")", "ORDERFLOW_LOG_LEVEL=info")
 	for _, p := range group {
 		p.paidAt = time.Now()
-		pay(t, s, p.order)
+		s.PayOrder(t, p.order, "")
 	}
 	for _, p := range group {
 		s.WaitStatus(t, p.order.OrderNo, model.OrderClaimed, 30*time.Second)

@@ -76,28 +76,21 @@ func TestCertificationConflictRetriedAsAWhole(t *testing.T) {
 		var ready sync.WaitGroup
 		ready.Add(2)
 		moved := make([]bool, 2)
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i, s := range []*model.Store{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				first := true
-				errs[i] = s.InTx(ctx, func(tx *model.Store) error {
-					ok, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{From: model.OrderPaid, To: model.OrderClaimed,
-						Reason: "claim", At: time.Now().UTC(), CountAttempt: true})
-					moved[i] = ok
-					if first {
-						// Both UPDATEs done on their own nodes before either commits.
-						first = false
-						ready.Done()
-						ready.Wait()
-					}
-					return err
-				})
-			}()
-		}
-		wg.Wait()
+		errs := onBothNodes(a, b, func(i int, s *model.Store) error {
+			first := true
+			return s.InTx(ctx, func(tx *model.Store) error {
+				ok, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{From: model.OrderPaid, To: model.OrderClaimed,
+					Reason: "claim", At: time.Now().UTC(), CountAttempt: true})
+				moved[i] = ok
+				if first {
+					// Both UPDATEs done on their own nodes before either commits.
+					first = false
+					ready.Done()
+					ready.Wait()
+				}
+				return err
+			})
+		})
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("round %d: node %d: %v", round, i+1, err)
@@ -118,17 +111,7 @@ func TestCertificationConflictRetriedAsAWhole(t *testing.T) {
 			if got.Attempts != 1 {
 				t.Errorf("round %d: node %d: attempts %d, want 1", round, i+1, got.Attempts)
 			}
-			evs, err := s.EventsFor(ctx, "order", o.OrderNo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			claims := 0
-			for _, e := range evs {
-				if e.ToStatus == model.OrderClaimed.String() {
-					claims++
-				}
-			}
-			if claims != 1 {
+			if claims := movesTo(t, s, o.OrderNo, model.OrderClaimed); claims != 1 {
 				t.Errorf("round %d: node %d: %d claim events, want 1", round, i+1, claims)
 			}
 		}
@@ -138,6 +121,38 @@ func TestCertificationConflictRetriedAsAWhole(t *testing.T) {
 	if retried < rounds {
 		t.Errorf("%d retries in %d races: every race should have cost the loser one", retried, rounds)
 	}
+}
+
+// onBothNodes runs move on nodes a (i 0) and b (i 1) at once and returns
+// each one's error.
+func onBothNodes(a, b *model.Store, move func(i int, s *model.Store) error) []error {
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, s := range []*model.Store{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = move(i, s)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// movesTo counts the order's events on s that moved it to status.
+func movesTo(t *testing.T, s *model.Store, orderNo string, status model.OrderStatus) int {
+	t.Helper()
+	evs, err := s.EventsFor(context.Background(), "order", orderNo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.ToStatus == status.String() {
+			n++
+		}
+	}
+	return n
 }
 
 // waitStatus polls s (bounded) until the order shows status: what another
@@ -171,19 +186,12 @@ func TestHeldClaimRacedFromTwoNodes(t *testing.T) {
 		if err := waitStatus(ctx, b, o.OrderNo, model.OrderPaid); err != nil {
 			t.Fatal(err)
 		}
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i, s := range []*model.Store{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = s.InTx(ctx, func(tx *model.Store) error {
-					return tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, model.OrderMove{From: model.OrderPaid, To: model.OrderClaimed,
-						Reason: "claim", At: time.Now().UTC(), CountAttempt: true})
-				})
-			}()
-		}
-		wg.Wait()
+		errs := onBothNodes(a, b, func(_ int, s *model.Store) error {
+			return s.InTx(ctx, func(tx *model.Store) error {
+				return tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, model.OrderMove{From: model.OrderPaid, To: model.OrderClaimed,
+					Reason: "claim", At: time.Now().UTC(), CountAttempt: true})
+			})
+		})
 		won := 0
 		for i, err := range errs {
 			switch {

@@ -94,17 +94,7 @@ func TestRefundsCompletedOnTwoNodesFinishTheOrder(t *testing.T) {
 	if n := model.TxRetries() - retries; n < 1 {
 		t.Errorf("%d transactions re-run: the two completions never conflicted", n)
 	}
-	evs, err := a.EventsFor(ctx, "order", o.OrderNo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	moves := 0
-	for _, e := range evs {
-		if e.ToStatus == model.OrderRefunded.String() {
-			moves++
-		}
-	}
-	if moves != 1 {
+	if moves := movesTo(t, a, o.OrderNo, model.OrderRefunded); moves != 1 {
 		t.Errorf("%d refunding→refunded events, want 1", moves)
 	}
 }

@@ -15,12 +15,8 @@ import (
 // A card order is paid and finishes with its key delivered.
 func TestSmokeCardOrderFinishes(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{})
-	pid := s.NewCardProduct(t, "smoke", 300, 2)
-	_, buyer := s.NewUser(t, "ann", 0)
-	o := buyer.CreateOrder(t, pid, 1)
-	if _, st, err := s.Pay.Pay(context.Background(), o.OrderNo, o.AmountCents, ""); err != nil || st != 200 {
-		t.Fatalf("pay: status %d err %v", st, err)
-	}
+	_, buyer, o := s.NewCardOrder(t, "smoke", 300, 2)
+	s.PayOrder(t, o, "")
 	testenv.Eventually(t, 10*time.Second, "order finished", func() (bool, error) {
 		return buyer.Order(t, o.OrderNo).Status == "finished", nil
 	})
@@ -47,15 +43,11 @@ func TestSmokeCloseRecycleAndLateRefund(t *testing.T) {
 	})
 	o2 := buyer.CreateOrder(t, pid, 1)
 	// The late payment of the first order is refunded.
-	if _, st, err := s.Pay.Pay(context.Background(), o.OrderNo, o.AmountCents, ""); err != nil || st != 200 {
-		t.Fatalf("late pay: %d %v", st, err)
-	}
+	s.PayOrder(t, o, "")
 	testenv.Eventually(t, 10*time.Second, "late order refunded", func() (bool, error) {
 		return buyer.Order(t, o.OrderNo).Status == "refunded", nil
 	})
-	if _, st, err := s.Pay.Pay(context.Background(), o2.OrderNo, o2.AmountCents, ""); err != nil || st != 200 {
-		t.Fatalf("pay: %d %v", st, err)
-	}
+	s.PayOrder(t, o2, "")
 	testenv.Eventually(t, 10*time.Second, "second order finished", func() (bool, error) {
 		return buyer.Order(t, o2.OrderNo).Status == "finished", nil
 	})

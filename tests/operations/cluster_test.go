@@ -63,7 +63,7 @@ func TestClusterEndToEndActivation(t *testing.T) {
 		kind, pid := []string{"card", "subscription", "recharge"}[i%3], []int64{cardID, subID, rechargeID}[i%3]
 		u, buyer := s.NewUser(t, fmt.Sprintf("cl-%d", i), 0)
 		o := buyer.CreateOrder(t, pid, 1)
-		pay(t, s, o)
+		s.PayOrder(t, o, "")
 		all = append(all, placed{kind, u.ID, o})
 	}
 	// Two card orders left unpaid close at their expiry.
@@ -146,7 +146,7 @@ func TestClusterEndToEndActivation(t *testing.T) {
 	}
 
 	// A late payment on a closed order is refunded on the cluster too.
-	pay(t, s, unpaid[0])
+	s.PayOrder(t, unpaid[0], "")
 	s.WaitStatus(t, unpaid[0].OrderNo, model.OrderRefunded, 30*time.Second)
 	if n := s.Count(t, `SELECT COUNT(*) FROM refunds WHERE order_no = ? AND status = 'succeeded'`, unpaid[0].OrderNo); n != 1 {
 		t.Errorf("late payment: %d succeeded refunds, want 1", n)

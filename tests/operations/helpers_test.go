@@ -169,14 +169,6 @@ func wantMetric(t *testing.T, where string, samples []sample, want float64, name
 	}
 }
 
-// pay has the simulator send a signed payment notification for the order.
-func pay(t testing.TB, s *testenv.Stack, o testenv.OrderView) {
-	t.Helper()
-	if _, st, err := s.Pay.Pay(context.Background(), o.OrderNo, o.AmountCents, ""); err != nil || st != 200 {
-		t.Fatalf("pay %s: status %d, err %v", o.OrderNo, st, err)
-	}
-}
-
 // payAll pays every order, a few at a time.
 func payAll(t *testing.T, s *testenv.Stack, orders []testenv.OrderView) {
 	t.Helper()

@@ -37,7 +37,7 @@ func TestMetricsAfterWorkload(t *testing.T) {
 		s.WaitStatus(t, o.OrderNo, model.OrderFinished, 15*time.Second)
 	}
 	s.WaitStatus(t, late.OrderNo, model.OrderClosed, 15*time.Second)
-	pay(t, s, late)
+	s.PayOrder(t, late, "")
 	s.WaitStatus(t, late.OrderNo, model.OrderRefunded, 15*time.Second)
 	testenv.Eventually(t, 10*time.Second, "outbox drained", func() (bool, error) {
 		return s.Count(t, `SELECT COUNT(*) FROM outbox`) == 0, nil

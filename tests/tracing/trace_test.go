@@ -1,7 +1,6 @@
 package tracing
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -30,12 +29,8 @@ func TestMain(m *testing.M) {
 // span, each the parent of the next down the chain.
 func TestOneOrderOneTrace(t *testing.T) {
 	s := testenv.Start(t, testenv.Options{})
-	product := s.NewCardProduct(t, "trace-card", 300, 1)
-	_, buyer := s.NewUser(t, "trace-buyer", 0)
-	o := buyer.CreateOrder(t, product, 1)
-	if _, st, err := s.Pay.Pay(context.Background(), o.OrderNo, o.AmountCents, ""); err != nil || st != 200 {
-		t.Fatalf("pay %s: status %d, err %v", o.OrderNo, st, err)
-	}
+	_, _, o := s.NewCardOrder(t, "trace-card", 300, 1)
+	s.PayOrder(t, o, "")
 	s.WaitStatus(t, o.OrderNo, model.OrderFinished, 30*time.Second)
 
 	find := func(what string, match func(sdktrace.ReadOnlySpan) bool) sdktrace.ReadOnlySpan {

@@ -1,7 +1,6 @@
 package webhooks
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -43,9 +42,7 @@ func TestEveryEventArrivesThroughFailuresAndCrashes(t *testing.T) {
 		for range 5 {
 			o := buyer.CreateOrder(t, product, 1)
 			if len(orders) >= 90 {
-				if st := buyer.Do(t, "POST", "/api/v1/orders/"+o.OrderNo+"/cancel", nil, nil); st != 200 {
-					t.Fatalf("cancel %s: status %d", o.OrderNo, st)
-				}
+				buyer.Cancel(t, o.OrderNo)
 			}
 			orders = append(orders, o)
 		}
@@ -57,9 +54,7 @@ func TestEveryEventArrivesThroughFailuresAndCrashes(t *testing.T) {
 	env := []string{"ORDERFLOW_WEBHOOK_URL=" + rcv.URL(), "ORDERFLOW_WEBHOOK_SECRET=" + secret, "ORDERFLOW_WEBHOOK_RETRY_DELAY=50ms"}
 	w1 := testenv.StartChildWorker(t, testenv.Binary("queue"), s.Config, failpoint.AfterCommitSend+"=exit@"+tasks.TypeWebhookDeliver, env...)
 	for _, o := range orders[:90] {
-		if _, st, err := s.Pay.Pay(context.Background(), o.OrderNo, o.AmountCents, ""); err != nil || st != 200 {
-			t.Fatalf("pay %s: status %d, err %v", o.OrderNo, st, err)
-		}
+		s.PayOrder(t, o, "")
 	}
 	if code := w1.WaitExit(t, 60*time.Second); code != failpoint.ExitCode {
 		t.Fatalf("worker exited %d, want %d (died at the failpoint); output:\n%s", code, failpoint.ExitCode, w1.Out.String())

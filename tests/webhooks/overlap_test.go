@@ -88,13 +88,8 @@ func TestRetryDuringAPostDoesNotPostTwiceAtOnce(t *testing.T) {
 		c.WebhookURL, c.WebhookSecret = rcv.url, secret
 		c.WebhookRetryDelay = svc.Duration(50 * time.Millisecond)
 	}})
-	product := s.NewProduct(t, map[string]any{"sku": "wh-overlap", "kind": "card", "price_cents": 300})
-	s.AddCards(t, product, "WHOVERLAP", 1)
-	_, buyer := s.NewUser(t, "wh-overlap", 0)
-	o := buyer.CreateOrder(t, product, 1)
-	if st := buyer.Do(t, "POST", "/api/v1/orders/"+o.OrderNo+"/cancel", nil, nil); st != 200 {
-		t.Fatalf("cancel %s: status %d", o.OrderNo, st)
-	}
+	_, buyer, o := s.NewCardOrder(t, "wh-overlap", 300, 1)
+	buyer.Cancel(t, o.OrderNo)
 	select { // order.closed's first post, held by the receiver
 	case <-rcv.arrived:
 	case <-time.After(30 * time.Second):

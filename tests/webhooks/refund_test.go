@@ -36,13 +36,8 @@ func TestRefundManualEventNamesTheCurrentRefundNo(t *testing.T) {
 		c.WebhookRetryDelay = svc.Duration(50 * time.Millisecond)
 	}})
 	ctx := t.Context()
-	product := s.NewProduct(t, map[string]any{"sku": "wh-refund", "kind": "card", "price_cents": 450})
-	s.AddCards(t, product, "WHREFUND", 1)
-	_, buyer := s.NewUser(t, "wh-refund", 0)
-	o := buyer.CreateOrder(t, product, 1)
-	if st := buyer.Do(t, "POST", "/api/v1/orders/"+o.OrderNo+"/cancel", nil, nil); st != 200 {
-		t.Fatalf("cancel %s: status %d", o.OrderNo, st)
-	}
+	_, buyer, o := s.NewCardOrder(t, "wh-refund", 450, 1)
+	buyer.Cancel(t, o.OrderNo)
 	const trade = "TWHREFUND"
 	base := refund.Number(o.OrderNo, trade)
 	for _, no := range []string{base, base + "-2"} {
