@@ -159,13 +159,10 @@ func (g *Galera) Rejoin(ctx context.Context, i int, within time.Duration) error 
 
 // WaitReady polls node i until it is a synced member (wsrep_ready=ON).
 func (g *Galera) WaitReady(ctx context.Context, i int, within time.Duration) error {
-	cfg, _ := mysql.ParseDSN(fmt.Sprintf("root@tcp(%s)/", g.Addr(i)))
-	cfg.Timeout = time.Second
-	conn, err := mysql.NewConnector(cfg)
+	db, err := openPolling(fmt.Sprintf("root@tcp(%s)/", g.Addr(i)))
 	if err != nil {
 		return err
 	}
-	db := sql.OpenDB(conn)
 	defer db.Close()
 	return pollReady(ctx, within, 200*time.Millisecond, fmt.Sprintf("galera node %d", i+1), func(ctx context.Context) error {
 		var name, ready string
@@ -177,6 +174,21 @@ func (g *Galera) WaitReady(ctx context.Context, i int, within time.Duration) err
 		}
 		return nil
 	})
+}
+
+// openPolling opens a pool on dsn whose dials give up after a second, for
+// polling a server that may not be up yet.
+func openPolling(dsn string) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = time.Second
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(conn), nil
 }
 
 // ClusterSize is wsrep_cluster_size as node i sees it.

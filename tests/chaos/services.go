@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -120,13 +118,10 @@ func (m *mariaDB) DSN(db string) string {
 
 // WaitReady pings until the server answers.
 func (m *mariaDB) WaitReady(ctx context.Context, within time.Duration) error {
-	cfg, _ := mysql.ParseDSN(m.ServerDSN())
-	cfg.Timeout = time.Second
-	conn, err := mysql.NewConnector(cfg)
+	db, err := openPolling(m.ServerDSN())
 	if err != nil {
 		return err
 	}
-	db := sql.OpenDB(conn)
 	defer db.Close()
 	return pollReady(ctx, within, 100*time.Millisecond, fmt.Sprintf("mariadb :%d", m.port), db.PingContext)
 }

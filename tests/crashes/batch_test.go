@@ -59,11 +59,7 @@ func TestWorkerKilledMidBatchEveryOrderFinishesOnce(t *testing.T) {
 	}
 
 	s.StartWorker(t)
-	deadline := time.Now().Add(60 * time.Second)
-	for _, p := range all {
-		waitStatus(t, s, p.order.OrderNo, "finished", time.Until(deadline))
-	}
-	finishedBy := time.Now()
+	finishedBy := waitAllFinished(t, s, 60*time.Second, all)
 	for _, p := range all {
 		v := adminGetOrder(t, s, p.order.OrderNo)
 		if n := v.count("claimed", "finished", ""); n != 1 {

@@ -64,11 +64,7 @@ func TestWorkerKilledAtFailpointOrderStillFinishesOnce(t *testing.T) {
 	}
 
 	s.StartWorker(t)
-	deadline := time.Now().Add(45 * time.Second)
-	for _, c := range crashes {
-		waitStatus(t, s, c.order.OrderNo, "finished", time.Until(deadline))
-	}
-	finishedBy := time.Now()
+	finishedBy := waitAllFinished(t, s, 45*time.Second, crashes)
 
 	for _, c := range crashes {
 		t.Run(strings.TrimPrefix(c.point, "activate/")+"/"+c.kind, func(t *testing.T) {

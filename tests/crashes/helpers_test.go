@@ -64,6 +64,22 @@ func adminGetUser(t *testing.T, s *testenv.Stack, id int64) adminUser {
 	return u
 }
 
+// placedOrder is a placed order, or what carries one.
+type placedOrder interface{ orderNo() string }
+
+func (p *placed) orderNo() string { return p.order.OrderNo }
+
+// waitAllFinished waits until every order is finished, within one deadline
+// for them all, and returns the time they were.
+func waitAllFinished[P placedOrder](t *testing.T, s *testenv.Stack, within time.Duration, orders []P) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for _, p := range orders {
+		waitStatus(t, s, p.orderNo(), "finished", time.Until(deadline))
+	}
+	return time.Now()
+}
+
 // waitStatus polls the admin view until the order is in status.
 func waitStatus(t *testing.T, s *testenv.Stack, orderNo, status string, within time.Duration) adminOrder {
 	t.Helper()

@@ -84,11 +84,7 @@ func TestRedisDownAtPaymentOrderActivatesWhenRedisReturns(t *testing.T) {
 	}
 
 	rs.Start(t) // the same port, fresh and empty: nothing of the old queue survives
-	deadline := time.Now().Add(30 * time.Second)
-	for _, p := range orders {
-		waitStatus(t, s, p.order.OrderNo, "finished", time.Until(deadline))
-	}
-	finishedBy := time.Now()
+	finishedBy := waitAllFinished(t, s, 30*time.Second, orders)
 	for _, p := range orders {
 		o := s.OrderRow(t, p.order.OrderNo)
 		// The poller moves the gen-1 row out of the outbox as soon as Redis
