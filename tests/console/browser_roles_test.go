@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/testenv"
 	"orderflow/model"
-	"orderflow/svc"
 
 	"github.com/chromedp/chromedp"
 )
@@ -25,11 +23,7 @@ import (
 // refused 403 and changes nothing. Pages go to tmp/console-roles-*.png.
 func TestConsoleRolesInBrowser(t *testing.T) {
 	const aliceToken, veraToken = "browser-alice-operator-token-01", "browser-vera-viewer-token-0001"
-	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) {
-		c.MaxAttempts = 2
-		c.AdminTokens = "alice:operator:" + aliceToken + ",vera:viewer:" + veraToken
-	}})
-	t.Cleanup(failpoint.Reset)
+	s := startStackOn(t, testenv.Shared, "alice:operator:"+aliceToken+",vera:viewer:"+veraToken)
 	acted, codes := plantFailed(t, s, "roles-browser-a")
 	untouched, _ := plantFailed(t, s, "roles-browser-b")
 

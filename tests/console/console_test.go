@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/testenv"
 	"orderflow/model"
-	"orderflow/svc"
 )
 
 // Every console URL: a GET without a session is sent to the login, any
@@ -243,8 +241,7 @@ func TestConsole(t *testing.T) {
 // The dev mode's ledger is SQLite: the console's queries (model/console.go)
 // and the reveal note run there too.
 func TestConsoleOnSQLite(t *testing.T) {
-	s := testenv.Start(t, testenv.Options{Backend: testenv.Embedded, Configure: func(c *svc.Config) { c.MaxAttempts = 2 }})
-	t.Cleanup(failpoint.Reset)
+	s := startStackOn(t, testenv.Embedded, "")
 	orderNo, codes := plantFailed(t, s, "sqlite-failed")
 	op := newBrowser(t, s.APIURL)
 	op.login(t, s.Config.AdminToken)

@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/testenv"
 	"orderflow/model"
-	"orderflow/svc"
 )
 
 // A viewer (ORDERFLOW_ADMIN_TOKENS) logs in with their own token, sees
@@ -19,11 +17,7 @@ import (
 // viewer can still log out.
 func TestConsoleByRole(t *testing.T) {
 	const viewer, operator = "console-viewer-token-01", "console-operator-token-01"
-	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) {
-		c.MaxAttempts = 2
-		c.AdminTokens = "vera.v:viewer:" + viewer + ",otto:operator:" + operator
-	}})
-	t.Cleanup(failpoint.Reset)
+	s := startStackOn(t, testenv.Shared, "vera.v:viewer:"+viewer+",otto:operator:"+operator)
 	orderNo, _ := plantFailed(t, s, "roles-failed")
 
 	vera := newBrowser(t, s.APIURL)
