@@ -171,10 +171,7 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	t.Logf("300 orders: created in %v, notified in %v, all finished %v after the first payment (stack up in %v)",
 		createdIn.Round(time.Millisecond), paidIn.Round(time.Millisecond), finishedIn.Round(time.Millisecond), created.Sub(began).Round(time.Millisecond))
 
-	byNo := map[string]*scaleOrder{}
-	for _, o := range orders {
-		byNo[o.no] = o
-	}
+	byNo := keyBy(orders, func(o *scaleOrder) string { return o.no })
 
 	// Every order: finished on the first attempt under the first generation,
 	// carrying the trade that paid it.
@@ -342,16 +339,14 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 	}
 
 	// Wallets and subscriptions, per buyer.
-	ledgerUsers := testenv.Rows[struct {
+	type userRow struct {
 		ID                    int64
 		BalanceCents          int64
 		PendingOrders         int
 		SubscriptionExpiresAt *time.Time
-	}](t, s, `SELECT id, balance_cents, pending_orders, subscription_expires_at FROM users`)
-	userRow := map[int64]int{}
-	for i, r := range ledgerUsers {
-		userRow[r.ID] = i
 	}
+	ledgerUsers := keyBy(testenv.Rows[userRow](t, s, `SELECT id, balance_cents, pending_orders, subscription_expires_at FROM users`),
+		func(r userRow) int64 { return r.ID })
 	walletRows := testenv.Rows[struct {
 		UserID      int64
 		Kind        string
@@ -397,11 +392,10 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 				}
 			}
 		}
-		i, ok := userRow[u.ID]
+		r, ok := ledgerUsers[u.ID]
 		if !ok {
 			t.Fatalf("user %d missing from the ledger", u.ID)
 		}
-		r := ledgerUsers[i]
 		if want := int64(b)*1000 + credit; r.BalanceCents != want || walletSum[u.ID] != want {
 			t.Errorf("buyer %d balance = %d, wallet entries sum = %d; want %d (opening %d + credits %d)",
 				b, r.BalanceCents, walletSum[u.ID], want, int64(b)*1000, credit)
