@@ -3,12 +3,11 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"orderflow/internal/infra/failpoint"
 )
