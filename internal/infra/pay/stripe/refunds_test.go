@@ -24,7 +24,7 @@ func TestDashboardRefundWebhook(t *testing.T) {
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("dashboard refund notified: %d, %v", status, err)
 	}
-	ev := b.waitEvents(t, 1)[0]
+	ev := b.WaitEvents(t, 1)[0]
 	want := pay.RefundUpdate{Status: pay.RefundSucceeded, Ref: ref, TradeNo: pi, AmountCents: 1200, At: d0.Add(10 * time.Hour)}
 	if diff := cmp.Diff(&want, ev.Refund); diff != "" {
 		t.Fatalf("refund.created parsed (-want +got):\n%s", diff)
@@ -54,7 +54,7 @@ func TestDashboardRefundWebhook(t *testing.T) {
 	if status, err := n.Send(ctx); err != nil || status != http.StatusOK {
 		t.Fatalf("webhook again: %d, %v", status, err)
 	}
-	if diff := cmp.Diff(&want, b.waitEvents(t, 2)[1].Refund); diff != "" {
+	if diff := cmp.Diff(&want, b.WaitEvents(t, 2)[1].Refund); diff != "" {
 		t.Errorf("webhook again (-want +got):\n%s", diff)
 	}
 }

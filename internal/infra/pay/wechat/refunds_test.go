@@ -26,7 +26,7 @@ func TestDashboardRefundNotification(t *testing.T) {
 	if err != nil || status/100 != 2 {
 		t.Fatalf("dashboard refund notified: %d, %v", status, err)
 	}
-	ev := b.waitEvents(t, 1)[0]
+	ev := b.WaitEvents(t, 1)[0]
 	want := pay.RefundUpdate{RefundNo: ref, Status: pay.RefundSucceeded, Ref: ref, TradeNo: paid.TradeNo, AmountCents: 1200,
 		At: day.Add(10 * time.Hour)}
 	if diff := cmp.Diff(&want, ev.Refund); diff != "" {
@@ -62,7 +62,7 @@ func TestDashboardRefundNotification(t *testing.T) {
 	if status, err := n.Send(ctx); err != nil || status/100 != 2 {
 		t.Fatalf("notification again: %d, %v", status, err)
 	}
-	if diff := cmp.Diff(&want, b.waitEvents(t, 2)[1].Refund); diff != "" {
+	if diff := cmp.Diff(&want, b.WaitEvents(t, 2)[1].Refund); diff != "" {
 		t.Errorf("notification again (-want +got):\n%s", diff)
 	}
 }
