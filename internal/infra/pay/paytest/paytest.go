@@ -167,3 +167,30 @@ func CheckRefundSent(t *testing.T, p pay.Provider, req pay.RefundRequest) {
 		t.Fatalf("refund = %q, %v; want processing", status, err)
 	}
 }
+
+// CheckStatementStops walks the day's statement with an fn that fails:
+// the walk stops at its first page and returns fn's error.
+func CheckStatementStops(t *testing.T, s pay.Statements, day string) {
+	t.Helper()
+	stop := errors.New("stop")
+	calls := 0
+	err := s.Statement(context.Background(), day, func([]pay.StatementLine) error { calls++; return stop })
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("fn failing: Statement = %v after %d calls, want fn's error after 1", err, calls)
+	}
+}
+
+// RefundLine is the statement's refund line whose Ref is ref, read as the
+// succeeded refund a notification of it would report; the test fails when
+// the statement does not list it.
+func RefundLine(t *testing.T, lines []pay.StatementLine, ref string) (pay.StatementLine, pay.RefundUpdate) {
+	t.Helper()
+	for _, l := range lines {
+		if l.Kind == pay.LineRefund && l.Ref == ref {
+			return l, pay.RefundUpdate{RefundNo: l.RefundNo, Status: pay.RefundSucceeded, Ref: l.Ref, TradeNo: l.TradeNo,
+				AmountCents: l.AmountCents, At: l.At}
+		}
+	}
+	t.Fatalf("the statement does not list refund %s: %+v", ref, lines)
+	return pay.StatementLine{}, pay.RefundUpdate{}
+}

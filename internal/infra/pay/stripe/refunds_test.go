@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/paytest"
 )
 
 // A refund made in the Dashboard arrives as refund.created with no
@@ -30,17 +31,7 @@ func TestDashboardRefundWebhook(t *testing.T) {
 		t.Fatalf("refund.created parsed (-want +got):\n%s", diff)
 	}
 	lines, _ := readStatement(t, b.p, day)
-	var line *pay.StatementLine
-	for i := range lines {
-		if lines[i].Ref == ref {
-			line = &lines[i]
-		}
-	}
-	if line == nil {
-		t.Fatalf("the statement does not list refund %s: %+v", ref, lines)
-	}
-	got := pay.RefundUpdate{Status: pay.RefundSucceeded, Ref: line.Ref, TradeNo: line.TradeNo, AmountCents: line.AmountCents,
-		At: line.At, RefundNo: line.RefundNo}
+	_, got := paytest.RefundLine(t, lines, ref)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("webhook and statement line disagree (-webhook +line):\n%s", diff)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/paytest"
 )
 
 // A refund made in the merchant platform, notified as REFUND.SUCCESS:
@@ -37,20 +38,10 @@ func TestDashboardRefundNotification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var line *pay.StatementLine
-	for i := range lines {
-		if lines[i].Kind == pay.LineRefund && lines[i].Ref == ref {
-			line = &lines[i]
-		}
-	}
-	if line == nil {
-		t.Fatalf("the bill does not list refund %s: %+v", ref, lines)
-	}
+	line, got := paytest.RefundLine(t, lines, ref)
 	if line.RefundNo != ref {
 		t.Errorf("the bill's 商户退款单号 of refund %s is %q, want the one WeChat Pay made up (its refund id)", ref, line.RefundNo)
 	}
-	got := pay.RefundUpdate{RefundNo: line.RefundNo, Status: pay.RefundSucceeded, Ref: line.Ref, TradeNo: line.TradeNo,
-		AmountCents: line.AmountCents, At: line.At}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("notification and bill line disagree (-notification +line):\n%s", diff)
 	}
