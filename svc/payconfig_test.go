@@ -60,19 +60,29 @@ func TestValidatePay(t *testing.T) {
 		{"stripe needs its settings", func(c *svc.Config) { c.PayProviders = "stripe" }, "setting ORDERFLOW_STRIPE_SECRET_KEY: missing (needed by provider stripe)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := validConfig()
-			tc.mutate(&c)
-			err := c.Validate()
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Fatalf("Validate: %v", err)
-			case tc.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.wantErr)):
-				t.Fatalf("Validate = %v, want %q…", err, tc.wantErr)
-			case err != nil && (strings.Contains(err.Error(), "PRIVATE KEY") || strings.Contains(err.Error(), "garbage")):
-				t.Fatalf("the error quotes a key: %v", err)
-			case err != nil && strings.Contains(err.Error(), "\n"):
-				t.Fatalf("more than one line: %q", err)
-			}
+			checkValidate(t, tc.mutate, tc.wantErr, "PRIVATE KEY", "garbage")
 		})
+	}
+}
+
+// checkValidate validates validConfig() changed by mutate: the error starts
+// with wantErr ("" for none), is one line and quotes none of the secrets.
+func checkValidate(t *testing.T, mutate func(*svc.Config), wantErr string, secrets ...string) {
+	t.Helper()
+	c := validConfig()
+	mutate(&c)
+	err := c.Validate()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Fatalf("Validate: %v", err)
+	case wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), wantErr)):
+		t.Fatalf("Validate = %v, want %q…", err, wantErr)
+	case err != nil && strings.Contains(err.Error(), "\n"):
+		t.Fatalf("more than one line: %q", err)
+	}
+	for _, secret := range secrets {
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Fatalf("the error quotes a secret (%q): %v", secret, err)
+		}
 	}
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -99,4 +102,54 @@ func runCloseBurst(ctx context.Context, e *benchEnv, c *apiClient) (*CloseResult
 		return res, fmt.Errorf("%d of %d orders closed (others: %d create failures or another status)", res.Closed, p.CloseOrders, failed.Load())
 	}
 	return res, nil
+}
+
+// phaseCloseAndGroup runs phases 3 and 4 on a start with a short order TTL.
+func phaseCloseAndGroup(ctx context.Context, e *benchEnv, r *Report) error {
+	p := e.params
+	if err := ensureFixtures(ctx, e, nil, p.CloseOrders+100, true); err != nil {
+		return err
+	}
+	s, done, err := startWithSim(ctx, e, stackConfig{label: "close", mysqlDSN: e.dsn, redisAddr: p.RedisAddr,
+		env: []string{"ORDERFLOW_ORDER_TTL=" + p.OrderTTL.D().String()}})
+	if err != nil {
+		return err
+	}
+	defer done()
+	c := e.client(s)
+	var errs []string
+	if p.runs("close") {
+		logf("phase 3: %d orders expiring together (ttl %s)", p.CloseOrders, p.OrderTTL.D())
+		lo, _ := queryInt(ctx, e.db, `SELECT COALESCE(MAX(id), 0) FROM orders`)
+		if p.Profile != "" { // the burst: from the first expiry (creating takes ~1 s) for 2 s
+			dir := filepath.Join(p.Profile, "close")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			defer captureProfiles(ctx, e, s, dir, time.Now().Add(p.OrderTTL.D()+time.Second), 2*time.Second)()
+		}
+		r.Close, err = runCloseBurst(ctx, e, c)
+		hi, _ := queryInt(ctx, e.db, `SELECT COALESCE(MAX(id), 0) FROM orders`)
+		e.closeIDs = [2]int64{lo, hi}
+		if err != nil {
+			errs = append(errs, "close: "+err.Error())
+		} else {
+			logf("close: lag p50 %.0f ms p99 %.0f ms", r.Close.Lag.P50, r.Close.Lag.P99)
+		}
+	}
+	if p.runs("group") {
+		logf("phase 4: group of %d settling at its deadline", p.GroupSize)
+		if r.Group, err = runGroupSettle(ctx, e, c); err != nil {
+			errs = append(errs, "group: "+err.Error())
+		} else {
+			logf("group: settled %.3f s after the deadline", r.Group.CommittedS)
+		}
+	}
+	if err := s.stop(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
 }

@@ -93,3 +93,38 @@ func (f *fixtures) topUp(ctx context.Context, c *apiClient, db *sql.DB, products
 	}
 	return nil
 }
+
+// ensureFixtures creates the buyers and products on first use and tops the
+// keys up to cover `need` more orders: spread over the order phases'
+// products, or (all) over every product.
+func ensureFixtures(ctx context.Context, e *benchEnv, s *stack, need int, all bool) error {
+	own := s == nil
+	if own {
+		var done func()
+		var err error
+		if s, done, err = startWithSim(ctx, e, stackConfig{label: "fixtures", mysqlDSN: e.dsn, redisAddr: e.params.RedisAddr}); err != nil {
+			return err
+		}
+		defer done()
+	}
+	c := e.client(s)
+	var err error
+	if e.fx == nil {
+		if e.fx, err = createFixtures(ctx, c, e.params.Users, e.params.Products); err == nil {
+			logf("fixtures: %d buyers, products %v (order phases use %d)", len(e.fx.tokens), e.fx.products, e.fx.used)
+		}
+	}
+	if err == nil {
+		products := e.fx.products[:e.fx.used]
+		if all {
+			products = e.fx.products
+		}
+		err = e.fx.topUp(ctx, c, e.db, products, (need+len(products)-1)/len(products)+10)
+	}
+	if own {
+		if serr := s.stop(); err == nil {
+			err = serr
+		}
+	}
+	return err
+}

@@ -142,3 +142,19 @@ func lockWaits(a, b rowLocks, orders int) LockWaits {
 	}
 	return LockWaits{WaitsPerOrder: round2(float64(b.waits-a.waits) / float64(orders)), MsPerOrder: round2(float64(b.ms-a.ms) / float64(orders))}
 }
+
+// prepareDatabase drops and recreates one of the bench's databases and
+// applies the product's migrations with the product's own `api migrate`.
+func prepareDatabase(ctx context.Context, e *benchEnv, name string) error {
+	if err := recreateDatabase(ctx, e.params.MySQL, name); err != nil {
+		return err
+	}
+	dsn, err := dbDSN(e.params.MySQL, name)
+	if err != nil {
+		return err
+	}
+	return runOnce(ctx, e.bins.api, []string{"migrate"}, []string{
+		"ORDERFLOW_CONFIG=/nonexistent", "ORDERFLOW_MYSQL_DSN=" + dsn, "ORDERFLOW_REDIS_ADDR=" + e.params.RedisAddr,
+		fmt.Sprintf("ORDERFLOW_REDIS_DB=%d", e.redisDB), "ORDERFLOW_ADMIN_TOKEN=" + e.adminToken, "ORDERFLOW_PAY_SECRET=" + e.paySecret,
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Plan is MariaDB's EXPLAIN of one hot statement, on the bench's ledger as
@@ -104,4 +105,60 @@ func explain(ctx context.Context, db *sql.DB, q string) ([]string, error) {
 		out = append(out, fmt.Sprintf("%s type=%s key=%s rows=%s %s", get("table"), get("type"), get("key"), get("rows"), get("Extra")))
 	}
 	return out, rows.Err()
+}
+
+// movesToExplain are MoveOrder's statements for the two worker moves.
+var movesToExplain = map[string]string{
+	"claim (status = paid)":       "UPDATE orders SET status = 6, updated_at = NOW(3) WHERE id = %d AND status = 2",
+	"finalize (status = claimed)": "UPDATE orders SET status = 5, updated_at = NOW(3) WHERE id = %d AND status = 6",
+}
+
+// sampleMovePlans EXPLAINs the worker's moves on the newest order n times,
+// evenly over [from, to), and counts the index chosen each time.
+func sampleMovePlans(ctx context.Context, db *sql.DB, from, to time.Time, n int) map[string]map[string]int {
+	out := map[string]map[string]int{}
+	step := to.Sub(from) / time.Duration(n)
+	for i := 0; i < n; i++ {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-time.After(time.Until(from.Add(time.Duration(i) * step))):
+		}
+		id, err := queryInt(ctx, db, `SELECT COALESCE(MAX(id), 0) FROM orders`)
+		if err != nil {
+			continue
+		}
+		for name, q := range movesToExplain {
+			var key sql.NullString
+			rows, err := db.QueryContext(ctx, "EXPLAIN "+fmt.Sprintf(q, id))
+			if err != nil {
+				continue
+			}
+			cols, _ := rows.Columns()
+			for rows.Next() {
+				vals := make([]sql.NullString, len(cols))
+				ptrs := make([]any, len(cols))
+				for j := range vals {
+					ptrs[j] = &vals[j]
+				}
+				if rows.Scan(ptrs...) == nil {
+					for j, c := range cols {
+						if c == "key" {
+							key = vals[j]
+						}
+					}
+				}
+			}
+			rows.Close()
+			if out[name] == nil {
+				out[name] = map[string]int{}
+			}
+			k := key.String
+			if !key.Valid {
+				k = "(none)"
+			}
+			out[name][k]++
+		}
+	}
+	return out
 }

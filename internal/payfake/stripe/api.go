@@ -74,7 +74,7 @@ func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request) {
 	f.sends[key]++
 	f.mu.Unlock()
 	if f.RefundTimeout.Load() {
-		defer f.holdAnswer(r)
+		defer f.sent.Hold(r)
 		w = discard{w}
 	}
 	if f.replay(w, r) {
@@ -106,14 +106,6 @@ func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	f.remember(r, http.StatusOK, body)
 	f.reply(w, http.StatusOK, body)
-}
-
-// holdAnswer keeps the connection open until the caller gives up.
-func (f *Fake) holdAnswer(r *http.Request) {
-	select {
-	case <-r.Context().Done():
-	case <-f.hold:
-	}
 }
 
 // discard swallows an answer that is never to arrive.

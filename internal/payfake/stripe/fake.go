@@ -12,10 +12,9 @@
 package stripe
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"orderflow/internal/payfake"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,8 +40,7 @@ type Fake struct {
 	Currency string
 
 	srv  *httptest.Server
-	hold chan struct{}  // closed by Close: releases held answers
-	wg   sync.WaitGroup // webhooks in flight
+	sent *payfake.Deliveries // webhooks in flight, held answers
 
 	mu         sync.Mutex
 	now        func() time.Time // SetClock; every time the fake records
@@ -88,7 +86,7 @@ func New() *Fake {
 		SecretKey:     "sk_test_" + randHex(12),
 		WebhookSecret: "whsec_" + randHex(16),
 		Currency:      "cny",
-		hold:          make(chan struct{}),
+		sent:          payfake.NewDeliveries(),
 		now:           time.Now,
 		intents:       map[string]*intent{},
 		byOrder:       map[string]*intent{},
@@ -123,9 +121,7 @@ func (f *Fake) SetWebhookURL(u string) {
 
 // Close stops the server after the webhooks in flight.
 func (f *Fake) Close() {
-	close(f.hold)
-	f.srv.Close()
-	f.wg.Wait()
+	f.sent.Close(f.srv)
 }
 
 // RefundSends is how many refund creations arrived with Idempotency-Key key.
@@ -154,12 +150,6 @@ func (f *Fake) routes() http.Handler {
 	return mux
 }
 
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // IntentRefunded is what the refunds of a PaymentIntent returned (or are
 // returning), in cents.
 func (f *Fake) IntentRefunded(intentID string) int64 {
@@ -167,3 +157,6 @@ func (f *Fake) IntentRefunded(intentID string) int64 {
 	defer f.mu.Unlock()
 	return f.refundedLocked(intentID)
 }
+
+// randHex is payfake.RandHex, the fakes' ids and secrets.
+var randHex = payfake.RandHex

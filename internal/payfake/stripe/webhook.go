@@ -1,11 +1,10 @@
 package stripe
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
+	"orderflow/internal/payfake"
 	"time"
 
 	sdk "github.com/stripe/stripe-go/v83"
@@ -13,11 +12,7 @@ import (
 )
 
 // Notification is one signed webhook, ready to POST (or to spoil).
-type Notification struct {
-	URL    string
-	Header http.Header
-	Body   []byte
-}
+type Notification struct{ payfake.Notification }
 
 // Pay succeeds the order's PaymentIntent (found by metadata[order_no]), as
 // the buyer confirming it would, and sends payment_intent.succeeded unless
@@ -97,28 +92,7 @@ func (f *Fake) intentLocked(orderNo string) *intent { return f.byOrder[orderNo] 
 
 // Tampered is a copy of n whose body changed after signing (a larger amount).
 func (n *Notification) Tampered() *Notification {
-	c := *n
-	c.Body = bytes.Replace(n.Body, []byte(`"amount":`), []byte(`"amount":1`), 1)
-	return &c
-}
-
-// Send POSTs the webhook and returns the HTTP status.
-func (n *Notification) Send(ctx context.Context) (int, error) {
-	if n.URL == "" {
-		return 0, fmt.Errorf("stripe fake: no webhook URL set")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.URL, bytes.NewReader(n.Body))
-	if err != nil {
-		return 0, err
-	}
-	req.Header = n.Header.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	return resp.StatusCode, nil
+	return &Notification{*n.Spoiled(`"amount":`, `1`)}
 }
 
 // eventLocked wraps object in a Stripe event created at created (the
@@ -139,7 +113,7 @@ func (f *Fake) eventLocked(typ string, object map[string]any, secret string, cre
 	h := http.Header{}
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Stripe-Signature", signed.Header)
-	return &Notification{URL: f.webhookURL, Header: h, Body: body}
+	return &Notification{payfake.Notification{URL: f.webhookURL, Header: h, Body: body}}
 }
 
 // sendAsyncLocked delivers a webhook in the background, retrying a few
@@ -149,21 +123,5 @@ func (f *Fake) sendAsyncLocked(typ string, object map[string]any) {
 	if n.URL == "" {
 		return
 	}
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		for attempt := 0; attempt < 5; attempt++ {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			status, err := n.Send(ctx)
-			cancel()
-			if err == nil && status/100 == 2 {
-				return
-			}
-			select {
-			case <-f.hold:
-				return
-			case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
-			}
-		}
-	}()
+	f.sent.Go(&n.Notification)
 }

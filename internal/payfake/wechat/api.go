@@ -147,10 +147,7 @@ func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request, body []byte)
 	}
 	f.mu.Unlock()
 	if f.RefundTimeout.Load() {
-		select {
-		case <-r.Context().Done():
-		case <-f.hold:
-		}
+		f.sent.Hold(r)
 		return
 	}
 	f.reply(w, http.StatusOK, answer)

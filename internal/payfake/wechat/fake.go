@@ -15,10 +15,10 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"orderflow/internal/payfake"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,9 +60,8 @@ type Fake struct {
 	srv          *httptest.Server
 	merchantPub  *rsa.PublicKey
 	platformPriv *rsa.PrivateKey
-	otherPriv    *rsa.PrivateKey // signs mis-signed notifications
-	hold         chan struct{}   // closed by Close: releases held answers
-	wg           sync.WaitGroup  // notifications in flight
+	otherPriv    *rsa.PrivateKey     // signs mis-signed notifications
+	sent         *payfake.Deliveries // notifications in flight, held answers
 
 	mu             sync.Mutex
 	notifyOverride string             // NotifyTo
@@ -128,7 +127,7 @@ func New() (*Fake, error) {
 		merchantPub:  &merchant.PublicKey,
 		platformPriv: platform,
 		otherPriv:    other,
-		hold:         make(chan struct{}),
+		sent:         payfake.NewDeliveries(),
 		orders:       map[string]*order{},
 		byTxID:       map[string]*order{},
 		refunds:      map[string]*refund{},
@@ -145,9 +144,7 @@ func New() (*Fake, error) {
 
 // Close stops the server after the notifications in flight.
 func (f *Fake) Close() {
-	close(f.hold)
-	f.srv.Close()
-	f.wg.Wait()
+	f.sent.Close(f.srv)
 }
 
 // NotifyTo sends every notification to url instead of the notify_url the
@@ -218,12 +215,6 @@ func (f *Fake) routes() http.Handler {
 	return mux
 }
 
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // OrderRefunded is what the refunds of out_trade_no returned, in cents.
 func (f *Fake) OrderRefunded(outTradeNo string) int64 {
 	f.mu.Lock()
@@ -233,3 +224,6 @@ func (f *Fake) OrderRefunded(outTradeNo string) int64 {
 	}
 	return 0
 }
+
+// randHex is payfake.RandHex, the fakes' ids and secrets.
+var randHex = payfake.RandHex

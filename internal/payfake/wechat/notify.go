@@ -1,24 +1,19 @@
 package wechat
 
 import (
-	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
+	"orderflow/internal/payfake"
 	"time"
 )
 
 // Notification is one signed notification, ready to POST (or to spoil).
-type Notification struct {
-	URL    string
-	Header http.Header
-	Body   []byte
-}
+type Notification struct{ payfake.Notification }
 
 // Pay marks the order paid, as a buyer scanning its code would, and sends
 // TRANSACTION.SUCCESS to its notify_url unless DropPayNotify is set. It
@@ -96,25 +91,7 @@ func (f *Fake) TradeNo(outTradeNo string) string {
 // Tampered is a copy of n with its body changed after signing (a different
 // amount in the summary), which the signature no longer covers.
 func (n *Notification) Tampered() *Notification {
-	c := *n
-	c.Body = bytes.Replace(n.Body, []byte(`"summary":"`), []byte(`"summary":"x`), 1)
-	return &c
-}
-
-// Send POSTs the notification and returns the HTTP status.
-func (n *Notification) Send(ctx context.Context) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.URL, bytes.NewReader(n.Body))
-	if err != nil {
-		return 0, err
-	}
-	req.Header = n.Header.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	return resp.StatusCode, nil
+	return &Notification{*n.Spoiled(`"summary":"`, `x`)}
 }
 
 // notification encrypts resource with the APIv3 key (AEAD_AES_256_GCM, the
@@ -156,7 +133,7 @@ func (f *Fake) notification(url, eventType, originalType string, resource any, m
 		key = f.otherPriv
 	}
 	f.signedHeaders(h, body, key)
-	return &Notification{URL: url, Header: h, Body: body}
+	return &Notification{payfake.Notification{URL: url, Header: h, Body: body}}
 }
 
 // sendAsync delivers a notification in the background, retrying a few
@@ -164,21 +141,5 @@ func (f *Fake) notification(url, eventType, originalType string, resource any, m
 // schedule); f.mu held.
 func (f *Fake) sendAsync(url, eventType, originalType string, resource any) {
 	n := f.notification(url, eventType, originalType, resource, false)
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		for attempt := 0; attempt < 5; attempt++ {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			status, err := n.Send(ctx)
-			cancel()
-			if err == nil && status/100 == 2 {
-				return
-			}
-			select {
-			case <-f.hold:
-				return
-			case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
-			}
-		}
-	}()
+	f.sent.Go(&n.Notification)
 }

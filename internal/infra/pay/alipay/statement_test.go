@@ -16,6 +16,7 @@ import (
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/alipay"
+	"orderflow/internal/infra/pay/paytest"
 	fake "orderflow/internal/payfake/alipay"
 )
 
@@ -236,12 +237,7 @@ func TestStatementPages(t *testing.T) {
 	if len(pages) != 3 || len(seen) != n {
 		t.Errorf("%d pages, %d distinct lines; want 3 and %d", len(pages), len(seen), n)
 	}
-	stop := errors.New("stop")
-	calls := 0
-	err = b.p.Statement(context.Background(), "2026-03-10", func([]pay.StatementLine) error { calls++; return stop })
-	if !errors.Is(err, stop) || calls != 1 {
-		t.Errorf("fn's error: %v after %d calls, want stop after 1", err, calls)
-	}
+	paytest.CheckStatementStops(t, b.p, "2026-03-10")
 }
 
 // A spoiled answer (its signature) or a spoiled file (the zip's CRC) is an

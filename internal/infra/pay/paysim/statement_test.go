@@ -17,6 +17,7 @@ import (
 
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/paysim"
+	"orderflow/internal/infra/pay/paytest"
 	"orderflow/internal/infra/sign"
 	sim "orderflow/internal/paysim"
 )
@@ -337,9 +338,5 @@ func TestStatementRefusals(t *testing.T) {
 	if err := b.sim.Synthesize("2026-12-01", 3*pay.StatementPage, "S"); err != nil {
 		t.Fatal(err)
 	}
-	stop := errors.New("stop")
-	calls := 0
-	if err := b.prov.Statement(ctx, "2026-12-01", func([]pay.StatementLine) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
-		t.Errorf("err %v after %d calls, want stop after 1", err, calls)
-	}
+	paytest.CheckStatementStops(t, b.prov, "2026-12-01")
 }

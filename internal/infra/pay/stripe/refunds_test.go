@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/paytest"
 )
 
 // A refund made in the Dashboard arrives as refund.created with no
@@ -24,23 +25,13 @@ func TestDashboardRefundWebhook(t *testing.T) {
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("dashboard refund notified: %d, %v", status, err)
 	}
-	ev := b.waitEvents(t, 1)[0]
+	ev := b.WaitEvents(t, 1)[0]
 	want := pay.RefundUpdate{Status: pay.RefundSucceeded, Ref: ref, TradeNo: pi, AmountCents: 1200, At: d0.Add(10 * time.Hour)}
 	if diff := cmp.Diff(&want, ev.Refund); diff != "" {
 		t.Fatalf("refund.created parsed (-want +got):\n%s", diff)
 	}
 	lines, _ := readStatement(t, b.p, day)
-	var line *pay.StatementLine
-	for i := range lines {
-		if lines[i].Ref == ref {
-			line = &lines[i]
-		}
-	}
-	if line == nil {
-		t.Fatalf("the statement does not list refund %s: %+v", ref, lines)
-	}
-	got := pay.RefundUpdate{Status: pay.RefundSucceeded, Ref: line.Ref, TradeNo: line.TradeNo, AmountCents: line.AmountCents,
-		At: line.At, RefundNo: line.RefundNo}
+	_, got := paytest.RefundLine(t, lines, ref)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("webhook and statement line disagree (-webhook +line):\n%s", diff)
 	}
@@ -54,7 +45,7 @@ func TestDashboardRefundWebhook(t *testing.T) {
 	if status, err := n.Send(ctx); err != nil || status != http.StatusOK {
 		t.Fatalf("webhook again: %d, %v", status, err)
 	}
-	if diff := cmp.Diff(&want, b.waitEvents(t, 2)[1].Refund); diff != "" {
+	if diff := cmp.Diff(&want, b.WaitEvents(t, 2)[1].Refund); diff != "" {
 		t.Errorf("webhook again (-want +got):\n%s", diff)
 	}
 }

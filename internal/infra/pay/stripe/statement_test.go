@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/paytest"
 	"orderflow/internal/infra/pay/stripe"
 	fake "orderflow/internal/payfake/stripe"
 )
@@ -201,12 +202,7 @@ func TestStatementPages(t *testing.T) {
 		}
 		seen[l.TradeNo] = true
 	}
-	stop := errors.New("stop")
-	calls := 0
-	err := b.p.Statement(context.Background(), day, func([]pay.StatementLine) error { calls++; return stop })
-	if !errors.Is(err, stop) || calls != 1 {
-		t.Errorf("fn failing: Statement = %v after %d calls, want fn's error after 1", err, calls)
-	}
+	paytest.CheckStatementStops(t, b.p, day)
 }
 
 // A call Stripe refuses (another account's key) or an answer not as asked

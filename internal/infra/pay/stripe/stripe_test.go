@@ -3,16 +3,16 @@ package stripe_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/paytest"
 	"orderflow/internal/infra/pay/stripe"
+	"orderflow/internal/payfake"
 	fake "orderflow/internal/payfake/stripe"
 )
 
@@ -20,65 +20,30 @@ import (
 // endpoint that parses what arrives with the provider and answers in its
 // convention.
 type bundle struct {
+	*paytest.Endpoint
 	fake *fake.Fake
 	p    *stripe.Provider
-
-	mu     sync.Mutex
-	events []*pay.Event
 }
 
 func setup(t *testing.T, timeout time.Duration) *bundle {
 	t.Helper()
 	f := fake.New()
 	t.Cleanup(f.Close)
-	b := &bundle{fake: f}
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		ev, err := b.p.Parse(r, body)
-		if err == nil {
-			b.mu.Lock()
-			b.events = append(b.events, ev)
-			b.mu.Unlock()
-		}
-		b.p.Answer(w, err == nil)
-	}))
-	t.Cleanup(hook.Close)
-	f.SetWebhookURL(hook.URL)
+	b := &bundle{Endpoint: paytest.NewEndpoint(t), fake: f}
+	f.SetWebhookURL(b.URL)
 	var err error
 	b.p, err = stripe.New(stripe.Config{SecretKey: f.SecretKey, WebhookSecret: f.WebhookSecret,
 		APIURL: f.URL, Currency: "cny", Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.Use(b.p)
 	return b
-}
-
-func (b *bundle) waitEvents(t *testing.T, n int) []*pay.Event {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		b.mu.Lock()
-		got := append([]*pay.Event(nil), b.events...)
-		b.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d webhooks, want %d", len(got), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func checkout(t *testing.T, b *bundle, orderNo string) *pay.Checkout {
 	t.Helper()
-	co, err := b.p.Checkout(context.Background(), pay.CheckoutRequest{
-		OrderNo: orderNo, AmountCents: 5000, Subject: "steam-50", ExpiresAt: time.Now().Add(15 * time.Minute),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return co
+	return paytest.Checkout(t, b.p, orderNo, 5000)
 }
 
 func TestCheckoutPayAndWebhook(t *testing.T) {
@@ -112,7 +77,7 @@ func TestCheckoutPayAndWebhook(t *testing.T) {
 		t.Fatalf("webhook answered %d, %v; want 200", status, err)
 	}
 	want := pay.Paid{OrderNo: "O1001", TradeNo: co.Ref, AmountCents: 5000, At: paidAt}
-	if ev := b.waitEvents(t, 1)[0]; ev.Paid == nil || *ev.Paid != want {
+	if ev := b.WaitEvents(t, 1)[0]; ev.Paid == nil || *ev.Paid != want {
 		t.Fatalf("parsed %+v, want %+v (At the charge's time)", ev.Paid, want)
 	}
 	for _, ref := range []string{co.Ref, ""} {
@@ -125,18 +90,9 @@ func TestCheckoutPayAndWebhook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, spoiled := range map[string]*fake.Notification{"tampered": n.Tampered(), "mis-signed": mis} {
-		req := httptest.NewRequest(http.MethodPost, "/", nil)
-		req.Header = spoiled.Header
-		if _, err := b.p.Parse(req, spoiled.Body); !errors.Is(err, pay.ErrBadSignature) {
-			t.Errorf("%s: Parse = %v, want ErrBadSignature", name, err)
-		}
-		status, err := spoiled.Send(ctx)
-		if err != nil || status != http.StatusBadRequest {
-			t.Errorf("%s: answered %d, %v; want 400", name, status, err)
-		}
-	}
-	if got := len(b.waitEvents(t, 1)); got != 1 {
+	paytest.CheckSpoiled(t, b.p, map[string]*payfake.Notification{"tampered": &n.Tampered().Notification, "mis-signed": &mis.Notification},
+		func(status int) bool { return status == http.StatusBadRequest })
+	if got := len(b.WaitEvents(t, 1)); got != 1 {
 		t.Fatalf("%d webhooks parsed, want only the genuine one", got)
 	}
 }
@@ -157,14 +113,8 @@ func TestRefundQueryAndResend(t *testing.T) {
 	pi := paidIntent(t, b, "O2001")
 	req := pay.RefundRequest{RefundNo: "R2001", OrderNo: "O2001", TradeNo: pi, AmountCents: 5000, TotalCents: 5000}
 
-	if _, err := b.p.QueryRefund(ctx, req); !errors.Is(err, pay.ErrNotFound) {
-		t.Fatalf("query before sending: %v, want ErrNotFound", err)
-	}
-	status, err := b.p.Refund(ctx, req)
-	if err != nil || status != pay.RefundProcessing {
-		t.Fatalf("refund = %q, %v; want processing (pending)", status, err)
-	}
-	ev := b.waitEvents(t, 1)[0]
+	paytest.CheckRefundSent(t, b.p, req) // pending at Stripe
+	ev := b.WaitEvents(t, 1)[0]
 	if u := ev.Refund; u == nil || u.RefundNo != "R2001" || u.Status != pay.RefundSucceeded || u.TradeNo != pi ||
 		u.AmountCents != 5000 || !strings.HasPrefix(u.Ref, "re_") || u.At.IsZero() {
 		t.Fatalf("refund webhook parsed as %+v", ev.Refund)
@@ -183,20 +133,11 @@ func TestRefundQueryAndResend(t *testing.T) {
 
 func TestRefundTimeoutThenQuery(t *testing.T) {
 	b := setup(t, 300*time.Millisecond)
-	ctx := context.Background()
 	pi := paidIntent(t, b, "O3001")
 	b.fake.DropRefundNotify.Store(true)
 	b.fake.RefundTimeout.Store(true)
 	req := pay.RefundRequest{RefundNo: "R3001", OrderNo: "O3001", TradeNo: pi, AmountCents: 5000, TotalCents: 5000}
-	if _, err := b.p.Refund(ctx, req); err == nil {
-		t.Fatal("refund whose answer never came returned no error")
-	}
-	if status, err := b.p.QueryRefund(ctx, req); err != nil || status != pay.RefundSucceeded {
-		t.Fatalf("query after the timeout = %q, %v; want succeeded", status, err)
-	}
-	if sends := b.fake.RefundSends("R3001"); sends != 1 {
-		t.Fatalf("fake got %d refund sends, want 1 (the SDK must not retry on its own)", sends)
-	}
+	paytest.CheckRefundTimeoutThenQuery(t, b.p, req, b.fake.RefundSends)
 }
 
 func TestAnswerAndConfigCheck(t *testing.T) {
@@ -209,25 +150,11 @@ func TestAnswerAndConfigCheck(t *testing.T) {
 		t.Errorf("answers %d / %d, want 200 / 4xx", ok.Code, bad.Code)
 	}
 	good := stripe.Config{SecretKey: "sk_test_x", WebhookSecret: "whsec_x", Currency: "cny"}
-	if err := good.Check(); err != nil {
-		t.Fatalf("good config: %v", err)
-	}
-	for name, tc := range map[string]struct {
-		mutate func(*stripe.Config)
-		want   string
-	}{
-		"no key":         {func(c *stripe.Config) { c.SecretKey = "" }, "ORDERFLOW_STRIPE_SECRET_KEY"},
-		"publishable":    {func(c *stripe.Config) { c.SecretKey = "pk_test_x" }, "ORDERFLOW_STRIPE_SECRET_KEY"},
-		"no hook secret": {func(c *stripe.Config) { c.WebhookSecret = "" }, "ORDERFLOW_STRIPE_WEBHOOK_SECRET"},
-		"currency":       {func(c *stripe.Config) { c.Currency = "CNY" }, "ORDERFLOW_CURRENCY"},
-		"url":            {func(c *stripe.Config) { c.APIURL = "ftp://x" }, "ORDERFLOW_STRIPE_API_URL"},
-	} {
-		c := good
-		tc.mutate(&c)
-		if err := c.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want an error naming %s", name, err, tc.want)
-		} else if strings.Contains(err.Error(), "pk_test_x") {
-			t.Errorf("%s: the error carries the key", name)
-		}
-	}
+	paytest.CheckConfig(t, good, stripe.Config.Check, "pk_test_x", map[string]paytest.ConfigCase[stripe.Config]{
+		"no key":         {Mutate: func(c *stripe.Config) { c.SecretKey = "" }, Want: "ORDERFLOW_STRIPE_SECRET_KEY"},
+		"publishable":    {Mutate: func(c *stripe.Config) { c.SecretKey = "pk_test_x" }, Want: "ORDERFLOW_STRIPE_SECRET_KEY"},
+		"no hook secret": {Mutate: func(c *stripe.Config) { c.WebhookSecret = "" }, Want: "ORDERFLOW_STRIPE_WEBHOOK_SECRET"},
+		"currency":       {Mutate: func(c *stripe.Config) { c.Currency = "CNY" }, Want: "ORDERFLOW_CURRENCY"},
+		"url":            {Mutate: func(c *stripe.Config) { c.APIURL = "ftp://x" }, Want: "ORDERFLOW_STRIPE_API_URL"},
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/paytest"
 )
 
 // A refund made in the merchant platform, notified as REFUND.SUCCESS:
@@ -26,7 +27,7 @@ func TestDashboardRefundNotification(t *testing.T) {
 	if err != nil || status/100 != 2 {
 		t.Fatalf("dashboard refund notified: %d, %v", status, err)
 	}
-	ev := b.waitEvents(t, 1)[0]
+	ev := b.WaitEvents(t, 1)[0]
 	want := pay.RefundUpdate{RefundNo: ref, Status: pay.RefundSucceeded, Ref: ref, TradeNo: paid.TradeNo, AmountCents: 1200,
 		At: day.Add(10 * time.Hour)}
 	if diff := cmp.Diff(&want, ev.Refund); diff != "" {
@@ -37,20 +38,10 @@ func TestDashboardRefundNotification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var line *pay.StatementLine
-	for i := range lines {
-		if lines[i].Kind == pay.LineRefund && lines[i].Ref == ref {
-			line = &lines[i]
-		}
-	}
-	if line == nil {
-		t.Fatalf("the bill does not list refund %s: %+v", ref, lines)
-	}
+	line, got := paytest.RefundLine(t, lines, ref)
 	if line.RefundNo != ref {
 		t.Errorf("the bill's 商户退款单号 of refund %s is %q, want the one WeChat Pay made up (its refund id)", ref, line.RefundNo)
 	}
-	got := pay.RefundUpdate{RefundNo: line.RefundNo, Status: pay.RefundSucceeded, Ref: line.Ref, TradeNo: line.TradeNo,
-		AmountCents: line.AmountCents, At: line.At}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("notification and bill line disagree (-notification +line):\n%s", diff)
 	}
@@ -62,7 +53,7 @@ func TestDashboardRefundNotification(t *testing.T) {
 	if status, err := n.Send(ctx); err != nil || status/100 != 2 {
 		t.Fatalf("notification again: %d, %v", status, err)
 	}
-	if diff := cmp.Diff(&want, b.waitEvents(t, 2)[1].Refund); diff != "" {
+	if diff := cmp.Diff(&want, b.WaitEvents(t, 2)[1].Refund); diff != "" {
 		t.Errorf("notification again (-want +got):\n%s", diff)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/paytest"
 )
 
 // clock is a settable time for the fake.
@@ -177,12 +178,7 @@ func TestStatementPages(t *testing.T) {
 	if len(lines) != n || len(seen) != n || pages != 3 || cents != int64(n)*100+int64(n*(n-1)/2) {
 		t.Fatalf("%d lines (%d distinct, %d cents) in %d pages; want %d in 3", len(lines), len(seen), cents, pages, n)
 	}
-	stop := errors.New("stop")
-	calls := 0
-	err = b.p.Statement(context.Background(), "2026-11-20", func([]pay.StatementLine) error { calls++; return stop })
-	if !errors.Is(err, stop) || calls != 1 {
-		t.Fatalf("fn's error: Statement = %v after %d calls; want it after 1", err, calls)
-	}
+	paytest.CheckStatementStops(t, b.p, "2026-11-20")
 }
 
 // A bill file spoiled on the way (its SHA1 no longer the signed one) and a

@@ -3,16 +3,16 @@ package wechat_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/pay/paytest"
 	"orderflow/internal/infra/pay/wechat"
+	"orderflow/internal/payfake"
 	fake "orderflow/internal/payfake/wechat"
 )
 
@@ -20,11 +20,9 @@ import (
 // endpoint that parses what arrives with the provider and answers in its
 // convention.
 type bundle struct {
+	*paytest.Endpoint
 	fake *fake.Fake
 	p    *wechat.Provider
-
-	mu     sync.Mutex
-	events []*pay.Event
 }
 
 func setup(t *testing.T, timeout time.Duration) *bundle {
@@ -34,22 +32,12 @@ func setup(t *testing.T, timeout time.Duration) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Close)
-	b := &bundle{fake: f}
-	notifySrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		ev, err := b.p.Parse(r, body)
-		if err == nil {
-			b.mu.Lock()
-			b.events = append(b.events, ev)
-			b.mu.Unlock()
-		}
-		b.p.Answer(w, err == nil)
-	}))
-	t.Cleanup(notifySrv.Close)
-	b.p, err = wechat.New(config(f, notifySrv.URL, timeout))
+	b := &bundle{Endpoint: paytest.NewEndpoint(t), fake: f}
+	b.p, err = wechat.New(config(f, b.URL, timeout))
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.Use(b.p)
 	return b
 }
 
@@ -62,32 +50,9 @@ func config(f *fake.Fake, notifyURL string, timeout time.Duration) wechat.Config
 	}
 }
 
-func (b *bundle) waitEvents(t *testing.T, n int) []*pay.Event {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		b.mu.Lock()
-		got := append([]*pay.Event(nil), b.events...)
-		b.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d notifications, want %d", len(got), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func checkout(t *testing.T, b *bundle, orderNo string, cents int64) *pay.Checkout {
 	t.Helper()
-	co, err := b.p.Checkout(context.Background(), pay.CheckoutRequest{
-		OrderNo: orderNo, AmountCents: cents, Subject: "steam-50", ExpiresAt: time.Now().Add(15 * time.Minute),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return co
+	return paytest.Checkout(t, b.p, orderNo, cents)
 }
 
 func TestCheckoutPayAndNotify(t *testing.T) {
@@ -111,7 +76,7 @@ func TestCheckoutPayAndNotify(t *testing.T) {
 	if err != nil || status != http.StatusNoContent {
 		t.Fatalf("notification answered %d, %v; want 204", status, err)
 	}
-	ev := b.waitEvents(t, 1)[0]
+	ev := b.WaitEvents(t, 1)[0]
 	if ev.Paid == nil || ev.Paid.OrderNo != "O1001" || ev.Paid.AmountCents != 5000 || ev.Paid.TradeNo == "" {
 		t.Fatalf("parsed %+v, want O1001 paid 5000 with a transaction id", ev.Paid)
 	}
@@ -126,18 +91,9 @@ func TestCheckoutPayAndNotify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, spoiled := range map[string]*fake.Notification{"tampered": n.Tampered(), "mis-signed": mis} {
-		req := httptest.NewRequest(http.MethodPost, "/", nil)
-		req.Header = spoiled.Header
-		if _, err := b.p.Parse(req, spoiled.Body); !errors.Is(err, pay.ErrBadSignature) {
-			t.Errorf("%s: Parse = %v, want ErrBadSignature", name, err)
-		}
-		status, err := spoiled.Send(ctx)
-		if err != nil || status/100 == 2 {
-			t.Errorf("%s: answered %d, %v; want a refusal", name, status, err)
-		}
-	}
-	if got := len(b.waitEvents(t, 1)); got != 1 {
+	paytest.CheckSpoiled(t, b.p, map[string]*payfake.Notification{"tampered": &n.Tampered().Notification, "mis-signed": &mis.Notification},
+		func(status int) bool { return status/100 != 2 })
+	if got := len(b.WaitEvents(t, 1)); got != 1 {
 		t.Fatalf("%d notifications parsed, want only the genuine one", got)
 	}
 }
@@ -176,14 +132,8 @@ func TestRefundQueryAndResend(t *testing.T) {
 	paid := paidOrder(t, b, "O2001")
 	req := pay.RefundRequest{RefundNo: "R2001", OrderNo: "O2001", TradeNo: paid.TradeNo, AmountCents: 5000, TotalCents: 5000}
 
-	if _, err := b.p.QueryRefund(ctx, req); !errors.Is(err, pay.ErrNotFound) {
-		t.Fatalf("query before sending: %v, want ErrNotFound", err)
-	}
-	status, err := b.p.Refund(ctx, req)
-	if err != nil || status != pay.RefundProcessing {
-		t.Fatalf("refund = %q, %v; want processing", status, err)
-	}
-	ev := b.waitEvents(t, 1)[0]
+	paytest.CheckRefundSent(t, b.p, req)
+	ev := b.WaitEvents(t, 1)[0]
 	if u := ev.Refund; u == nil || u.RefundNo != "R2001" || u.Status != pay.RefundSucceeded || u.TradeNo != paid.TradeNo ||
 		u.AmountCents != 5000 || u.Ref != b.fake.RefundID("R2001") || u.At.IsZero() {
 		t.Fatalf("refund notification parsed as %+v", ev.Refund)
@@ -202,20 +152,11 @@ func TestRefundQueryAndResend(t *testing.T) {
 
 func TestRefundTimeoutThenQuery(t *testing.T) {
 	b := setup(t, 300*time.Millisecond)
-	ctx := context.Background()
 	paid := paidOrder(t, b, "O3001")
 	b.fake.DropRefundNotify.Store(true)
 	b.fake.RefundTimeout.Store(true)
 	req := pay.RefundRequest{RefundNo: "R3001", OrderNo: "O3001", TradeNo: paid.TradeNo, AmountCents: 5000, TotalCents: 5000}
-	if _, err := b.p.Refund(ctx, req); err == nil {
-		t.Fatal("refund whose answer never came returned no error")
-	}
-	if status, err := b.p.QueryRefund(ctx, req); err != nil || status != pay.RefundSucceeded {
-		t.Fatalf("query after the timeout = %q, %v; want succeeded", status, err)
-	}
-	if sends := b.fake.RefundSends("R3001"); sends != 1 {
-		t.Fatalf("fake got %d refund sends, want 1", sends)
-	}
+	paytest.CheckRefundTimeoutThenQuery(t, b.p, req, b.fake.RefundSends)
 }
 
 func TestConfigCheck(t *testing.T) {
@@ -225,28 +166,12 @@ func TestConfigCheck(t *testing.T) {
 	}
 	t.Cleanup(f.Close)
 	good := config(f, "https://shop.example/api/v1/payments/wechat/notify", 0)
-	if err := good.Check(); err != nil {
-		t.Fatalf("good config: %v", err)
-	}
-	for name, tc := range map[string]struct {
-		mutate func(*wechat.Config)
-		want   string
-	}{
-		"no mch id":    {func(c *wechat.Config) { c.MchID = "" }, "ORDERFLOW_WECHAT_MCH_ID"},
-		"short key":    {func(c *wechat.Config) { c.APIv3Key = "short" }, "ORDERFLOW_WECHAT_APIV3_KEY"},
-		"bad private":  {func(c *wechat.Config) { c.PrivateKey = "not pem" }, "ORDERFLOW_WECHAT_PRIVATE_KEY"},
-		"bad platform": {func(c *wechat.Config) { c.PlatformPublicKey = f.Keys.PrivateKey }, "ORDERFLOW_WECHAT_PLATFORM_PUBLIC_KEY"},
-		"url path":     {func(c *wechat.Config) { c.APIURL = "http://127.0.0.1:1/v3" }, "ORDERFLOW_WECHAT_API_URL"},
-		"no notify":    {func(c *wechat.Config) { c.NotifyURL = "" }, "ORDERFLOW_WECHAT_NOTIFY_URL"},
-	} {
-		c := good
-		tc.mutate(&c)
-		err := c.Check()
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want an error naming %s", name, err, tc.want)
-		}
-		if err != nil && strings.Contains(err.Error(), "PRIVATE KEY-----") {
-			t.Errorf("%s: the error carries key material", name)
-		}
-	}
+	paytest.CheckConfig(t, good, wechat.Config.Check, "PRIVATE KEY-----", map[string]paytest.ConfigCase[wechat.Config]{
+		"no mch id":    {Mutate: func(c *wechat.Config) { c.MchID = "" }, Want: "ORDERFLOW_WECHAT_MCH_ID"},
+		"short key":    {Mutate: func(c *wechat.Config) { c.APIv3Key = "short" }, Want: "ORDERFLOW_WECHAT_APIV3_KEY"},
+		"bad private":  {Mutate: func(c *wechat.Config) { c.PrivateKey = "not pem" }, Want: "ORDERFLOW_WECHAT_PRIVATE_KEY"},
+		"bad platform": {Mutate: func(c *wechat.Config) { c.PlatformPublicKey = f.Keys.PrivateKey }, Want: "ORDERFLOW_WECHAT_PLATFORM_PUBLIC_KEY"},
+		"url path":     {Mutate: func(c *wechat.Config) { c.APIURL = "http://127.0.0.1:1/v3" }, Want: "ORDERFLOW_WECHAT_API_URL"},
+		"no notify":    {Mutate: func(c *wechat.Config) { c.NotifyURL = "" }, Want: "ORDERFLOW_WECHAT_NOTIFY_URL"},
+	})
 }
