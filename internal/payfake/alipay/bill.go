@@ -77,6 +77,18 @@ func billZip(day string, rows []billRow, exported time.Time, corrupt bool) ([]by
 	return out, nil
 }
 
+// writeOpening writes a bill file's opening comments (its title, the
+// account, the day it covers, the rule above its list) and returns the
+// writer of its closing ones.
+func writeOpening(w *csv.Writer, title, rule string, start time.Time) (comment func(string)) {
+	comment = func(s string) { _ = w.Write([]string{s}) }
+	comment(title)
+	comment("#账号：[" + SellerID + "]")
+	comment(period(start))
+	comment(rule)
+	return comment
+}
+
 // period is the comment line naming the day a file covers.
 func period(start time.Time) string {
 	const layout = "2006年01月02日 15:04:05"
@@ -87,11 +99,7 @@ func period(start time.Time) string {
 // payment or refund (identifiers padded with a tab, as Alipay does so a
 // spreadsheet keeps them text), the end marker and the footer.
 func writeDetail(w *csv.Writer, start time.Time, rows []billRow, exported time.Time) {
-	comment := func(s string) { _ = w.Write([]string{s}) }
-	comment("#支付宝业务明细查询")
-	comment("#账号：[" + SellerID + "]")
-	comment(period(start))
-	comment("#-----------------------------------------业务明细列表----------------------------------------")
+	comment := writeOpening(w, "#支付宝业务明细查询", "#-----------------------------------------业务明细列表----------------------------------------", start)
 	_ = w.Write(detailHeader)
 	var nPay, nRefund int
 	var paid, refunded int64
@@ -120,11 +128,7 @@ func writeDetail(w *csv.Writer, start time.Time, rows []billRow, exported time.T
 // writeSummary writes the summary file: one total row (the fake has no
 // stores).
 func writeSummary(w *csv.Writer, start time.Time, rows []billRow, exported time.Time) {
-	comment := func(s string) { _ = w.Write([]string{s}) }
-	comment("#支付宝业务汇总查询")
-	comment("#账号：[" + SellerID + "]")
-	comment(period(start))
-	comment("#-----------------------------------------业务汇总列表----------------------------------------")
+	comment := writeOpening(w, "#支付宝业务汇总查询", "#-----------------------------------------业务汇总列表----------------------------------------", start)
 	_ = w.Write(summaryHeader)
 	var nPay, nRefund int
 	var gross, fee int64
