@@ -18,12 +18,42 @@ import (
 //	POST /admin/pay-unseen {"order_no","amount_cents"}        → {"trade_no"}
 func (s *Sim) statementAdminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /admin/clock", s.handleGetClock)
-	mux.HandleFunc("POST /admin/clock", s.handleSetClock)
-	mux.HandleFunc("POST /admin/statements/drop", s.handleStatementDrop)
-	mux.HandleFunc("POST /admin/statements/alter", s.handleStatementAlter)
-	mux.HandleFunc("POST /admin/statements/synthesize", s.handleSynthesize)
-	mux.HandleFunc("POST /admin/dashboard-refunds", s.handleDashboardRefund)
-	mux.HandleFunc("POST /admin/pay-unseen", s.handlePayUnseen)
+	mux.HandleFunc("POST /admin/clock", adminRoute(s.setClock))
+	mux.HandleFunc("POST /admin/statements/drop", adminRoute(s.statementDrop))
+	mux.HandleFunc("POST /admin/statements/alter", adminRoute(s.statementAlter))
+	mux.HandleFunc("POST /admin/statements/synthesize", adminRoute(s.synthesize))
+	mux.HandleFunc("POST /admin/dashboard-refunds", adminRoute(s.dashboardRefund))
+	mux.HandleFunc("POST /admin/pay-unseen", adminRoute(s.payUnseen))
+}
+
+// adminRoute serves an admin route: the JSON body decoded into an In, then
+// 200 with what do returns, or do's error as writeAdminError maps it.
+func adminRoute[In, Out any](do func(In) (Out, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var in In
+		if !readJSON(w, r, &in) {
+			return
+		}
+		out, err := do(in)
+		if err != nil {
+			writeAdminError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+// writeAdminError maps an admin route's error: a payment that is not
+// there, a refund larger than its trade, anything else a bad request.
+func writeAdminError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, ErrNoPayment):
+		writeError(w, http.StatusNotFound, "not_found", err.Error())
+	case errors.Is(err, ErrRefundExceedsTrade):
+		writeError(w, http.StatusConflict, "refund_exceeds_trade", err.Error())
+	default:
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+	}
 }
 
 // clockWire is the body of POST /admin/clock: At fixes the clock, OffsetMS
@@ -42,11 +72,7 @@ func (s *Sim) handleGetClock(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, clockAnswer{Now: s.Now()})
 }
 
-func (s *Sim) handleSetClock(w http.ResponseWriter, r *http.Request) {
-	var in clockWire
-	if !readJSON(w, r, &in) {
-		return
-	}
+func (s *Sim) setClock(in clockWire) (clockAnswer, error) {
 	switch {
 	case in.At != nil:
 		at := *in.At
@@ -57,7 +83,7 @@ func (s *Sim) handleSetClock(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.SetClock(nil)
 	}
-	writeJSON(w, http.StatusOK, clockAnswer{Now: s.Now()})
+	return clockAnswer{Now: s.Now()}, nil
 }
 
 // refWire is the body of the drop and alter routes.
@@ -66,30 +92,20 @@ type refWire struct {
 	AmountCents int64  `json:"amount_cents,omitempty"`
 }
 
-func (s *Sim) handleStatementDrop(w http.ResponseWriter, r *http.Request) {
-	var in refWire
-	if !readJSON(w, r, &in) {
-		return
-	}
+func (s *Sim) statementDrop(in refWire) (refWire, error) {
 	if in.Ref == "" {
-		writeError(w, http.StatusBadRequest, "bad_request", "ref is required")
-		return
+		return in, errors.New("ref is required")
 	}
 	s.StatementDrop(in.Ref)
-	writeJSON(w, http.StatusOK, in)
+	return in, nil
 }
 
-func (s *Sim) handleStatementAlter(w http.ResponseWriter, r *http.Request) {
-	var in refWire
-	if !readJSON(w, r, &in) {
-		return
-	}
+func (s *Sim) statementAlter(in refWire) (refWire, error) {
 	if in.Ref == "" || in.AmountCents <= 0 {
-		writeError(w, http.StatusBadRequest, "bad_request", "ref and a positive amount_cents are required")
-		return
+		return in, errors.New("ref and a positive amount_cents are required")
 	}
 	s.StatementAlter(in.Ref, in.AmountCents)
-	writeJSON(w, http.StatusOK, in)
+	return in, nil
 }
 
 // synthesizeWire is the body of POST /admin/statements/synthesize.
@@ -99,16 +115,8 @@ type synthesizeWire struct {
 	Prefix string `json:"prefix"`
 }
 
-func (s *Sim) handleSynthesize(w http.ResponseWriter, r *http.Request) {
-	var in synthesizeWire
-	if !readJSON(w, r, &in) {
-		return
-	}
-	if err := s.Synthesize(in.Date, in.N, in.Prefix); err != nil {
-		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, in)
+func (s *Sim) synthesize(in synthesizeWire) (synthesizeWire, error) {
+	return in, s.Synthesize(in.Date, in.N, in.Prefix)
 }
 
 // offstageWire is the body of the dashboard-refund and pay-unseen routes.
@@ -124,40 +132,12 @@ type offstageAnswer struct {
 	TradeNo string `json:"trade_no,omitempty"`
 }
 
-func (s *Sim) handleDashboardRefund(w http.ResponseWriter, r *http.Request) {
-	var in offstageWire
-	if !readJSON(w, r, &in) {
-		return
-	}
+func (s *Sim) dashboardRefund(in offstageWire) (offstageAnswer, error) {
 	ref, err := s.DashboardRefund(in.OrderNo, in.AmountCents)
-	if err != nil {
-		writeOffstageError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, offstageAnswer{Ref: ref})
+	return offstageAnswer{Ref: ref}, err
 }
 
-func (s *Sim) handlePayUnseen(w http.ResponseWriter, r *http.Request) {
-	var in offstageWire
-	if !readJSON(w, r, &in) {
-		return
-	}
+func (s *Sim) payUnseen(in offstageWire) (offstageAnswer, error) {
 	tradeNo, err := s.PayUnseen(in.OrderNo, in.AmountCents)
-	if err != nil {
-		writeOffstageError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, offstageAnswer{TradeNo: tradeNo})
-}
-
-// writeOffstageError maps DashboardRefund's and PayUnseen's errors.
-func writeOffstageError(w http.ResponseWriter, err error) {
-	switch {
-	case errors.Is(err, ErrNoPayment):
-		writeError(w, http.StatusNotFound, "not_found", err.Error())
-	case errors.Is(err, ErrRefundExceedsTrade):
-		writeError(w, http.StatusConflict, "refund_exceeds_trade", err.Error())
-	default:
-		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
-	}
+	return offstageAnswer{TradeNo: tradeNo}, err
 }

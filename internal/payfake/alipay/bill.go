@@ -77,6 +77,18 @@ func billZip(day string, rows []billRow, exported time.Time, corrupt bool) ([]by
 	return out, nil
 }
 
+// writeOpening writes a bill file's opening comments (its title, the
+// account, the day it covers, the rule above its list) and returns the
+// writer of its closing ones.
+func writeOpening(w *csv.Writer, title, rule string, start time.Time) (comment func(string)) {
+	comment = func(s string) { _ = w.Write([]string{s}) }
+	comment(title)
+	comment("#账号：[" + SellerID + "]")
+	comment(period(start))
+	comment(rule)
+	return comment
+}
+
 // period is the comment line naming the day a file covers.
 func period(start time.Time) string {
 	const layout = "2006年01月02日 15:04:05"
@@ -87,23 +99,12 @@ func period(start time.Time) string {
 // payment or refund (identifiers padded with a tab, as Alipay does so a
 // spreadsheet keeps them text), the end marker and the footer.
 func writeDetail(w *csv.Writer, start time.Time, rows []billRow, exported time.Time) {
-	comment := func(s string) { _ = w.Write([]string{s}) }
-	comment("#支付宝业务明细查询")
-	comment("#账号：[" + SellerID + "]")
-	comment(period(start))
-	comment("#-----------------------------------------业务明细列表----------------------------------------")
+	comment := writeOpening(w, "#支付宝业务明细查询", "#-----------------------------------------业务明细列表----------------------------------------", start)
 	_ = w.Write(detailHeader)
-	var nPay, nRefund int
-	var paid, refunded int64
 	for _, r := range rows {
 		typ, req := "交易", ""
 		if r.requestNo != "" {
 			typ, req = "退款", r.requestNo+"\t"
-			nRefund++
-			refunded += r.cents
-		} else {
-			nPay++
-			paid += r.cents
 		}
 		at := r.at.In(beijing).Format(timeLayout)
 		_ = w.Write([]string{r.tradeNo + "\t", r.orderNo + "\t", typ, r.subject, at, at,
@@ -112,33 +113,47 @@ func writeDetail(w *csv.Writer, start time.Time, rows []billRow, exported time.T
 			"0.00", req, yuan(r.fee), "0.00", ""})
 	}
 	comment("#-----------------------------------------业务明细列表结束------------------------------------")
-	comment(fmt.Sprintf("#交易合计：%d笔，商家实收共%s元，商家优惠共0.00元", nPay, yuan(paid)))
-	comment(fmt.Sprintf("#退款合计：%d笔，商家实收退款共%s元，商家优惠退款共0.00元", nRefund, yuan(refunded)))
-	comment("#导出时间：[" + exported.In(beijing).Format("2006年01月02日 15:04:05") + "]")
+	t := totalsOf(rows)
+	comment(fmt.Sprintf("#交易合计：%d笔，商家实收共%s元，商家优惠共0.00元", t.payments, yuan(t.paid)))
+	comment(fmt.Sprintf("#退款合计：%d笔，商家实收退款共%s元，商家优惠退款共0.00元", t.refunds, yuan(t.refunded)))
+	comment(exportedLine(exported))
 }
 
 // writeSummary writes the summary file: one total row (the fake has no
 // stores).
 func writeSummary(w *csv.Writer, start time.Time, rows []billRow, exported time.Time) {
-	comment := func(s string) { _ = w.Write([]string{s}) }
-	comment("#支付宝业务汇总查询")
-	comment("#账号：[" + SellerID + "]")
-	comment(period(start))
-	comment("#-----------------------------------------业务汇总列表----------------------------------------")
+	comment := writeOpening(w, "#支付宝业务汇总查询", "#-----------------------------------------业务汇总列表----------------------------------------", start)
 	_ = w.Write(summaryHeader)
-	var nPay, nRefund int
-	var gross, fee int64
+	t := totalsOf(rows)
+	gross := t.paid + t.refunded
+	_ = w.Write([]string{"", "合计", fmt.Sprint(t.payments), fmt.Sprint(t.refunds), yuan(gross), yuan(gross),
+		"0.00", "0.00", "0.00", yuan(t.fee), "0.00", yuan(gross + t.fee)})
+	comment("#----------------------------------------业务汇总列表结束-------------------------------------")
+	comment(exportedLine(exported))
+}
+
+// billTotals are what a day's rows add up to: refunds' cents are negative.
+type billTotals struct {
+	payments, refunds   int
+	paid, refunded, fee int64
+}
+
+func totalsOf(rows []billRow) billTotals {
+	var t billTotals
 	for _, r := range rows {
 		if r.requestNo != "" {
-			nRefund++
+			t.refunds++
+			t.refunded += r.cents
 		} else {
-			nPay++
+			t.payments++
+			t.paid += r.cents
 		}
-		gross += r.cents
-		fee += r.fee
+		t.fee += r.fee
 	}
-	_ = w.Write([]string{"", "合计", fmt.Sprint(nPay), fmt.Sprint(nRefund), yuan(gross), yuan(gross),
-		"0.00", "0.00", "0.00", yuan(fee), "0.00", yuan(gross + fee)})
-	comment("#----------------------------------------业务汇总列表结束-------------------------------------")
-	comment("#导出时间：[" + exported.In(beijing).Format("2006年01月02日 15:04:05") + "]")
+	return t
+}
+
+// exportedLine is the closing comment naming when a file was exported.
+func exportedLine(exported time.Time) string {
+	return "#导出时间：[" + exported.In(beijing).Format("2006年01月02日 15:04:05") + "]"
 }

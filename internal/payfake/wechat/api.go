@@ -61,18 +61,12 @@ func (f *Fake) queryOrder(w http.ResponseWriter, r *http.Request, _ []byte) {
 		f.fail(w, http.StatusBadRequest, "PARAM_ERROR", "mchid is required")
 		return
 	}
-	f.mu.Lock()
-	o := f.orders[r.PathValue("no")]
-	var tx map[string]any
-	if o != nil {
-		tx = f.transaction(o)
-	}
-	f.mu.Unlock()
-	if o == nil {
-		f.fail(w, http.StatusNotFound, "ORDER_NOT_EXIST", "order does not exist")
-		return
-	}
-	f.reply(w, http.StatusOK, tx)
+	f.replyFound(w, "ORDER_NOT_EXIST", "order does not exist", func() map[string]any {
+		if o := f.orders[r.PathValue("no")]; o != nil {
+			return f.transaction(o)
+		}
+		return nil
+	})
 }
 
 // transaction is an order as WeChat Pay's Transaction object; f.mu held.
@@ -154,15 +148,22 @@ func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request, body []byte)
 }
 
 func (f *Fake) queryRefund(w http.ResponseWriter, r *http.Request, _ []byte) {
+	f.replyFound(w, "RESOURCE_NOT_EXISTS", "refund does not exist", func() map[string]any {
+		if rf := f.refunds[r.PathValue("no")]; rf != nil {
+			return f.refundObject(rf)
+		}
+		return nil
+	})
+}
+
+// replyFound answers what find (run under f.mu) returns, or 404 with code
+// and message when it finds nothing.
+func (f *Fake) replyFound(w http.ResponseWriter, code, message string, find func() map[string]any) {
 	f.mu.Lock()
-	rf := f.refunds[r.PathValue("no")]
-	var answer map[string]any
-	if rf != nil {
-		answer = f.refundObject(rf)
-	}
+	answer := find()
 	f.mu.Unlock()
-	if rf == nil {
-		f.fail(w, http.StatusNotFound, "RESOURCE_NOT_EXISTS", "refund does not exist")
+	if answer == nil {
+		f.fail(w, http.StatusNotFound, code, message)
 		return
 	}
 	f.reply(w, http.StatusOK, answer)

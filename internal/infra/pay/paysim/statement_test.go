@@ -3,13 +3,11 @@ package paysim_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,40 +25,37 @@ const secret = "statement-secret"
 // testBundle is a simulator on a real listener, orderflow's provider client
 // pointed at it, and a stand-in for orderflow's notification endpoint.
 type testBundle struct {
-	sim    *sim.Sim
-	url    string
-	prov   *paysim.Provider
-	client *sim.Client // the harness's admin calls
-
-	mu    sync.Mutex
-	notes map[string][]byte // payment notifications received, by order_no
+	*paytest.Endpoint // parses what the simulator notifies with prov
+	sim               *sim.Sim
+	url               string
+	prov              *paysim.Provider
+	client            *sim.Client // the harness's admin calls
 }
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	b := &testBundle{notes: map[string][]byte{}}
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if r.URL.Path == "/api/v1/payments/notify" && sign.Valid(secret, body, r.Header.Get(sign.Header)) {
-			var n struct {
-				OrderNo string `json:"order_no"`
-			}
-			_ = json.Unmarshal(body, &n)
-			b.mu.Lock()
-			b.notes[n.OrderNo] = body
-			b.mu.Unlock()
-		}
-		_, _ = w.Write([]byte(`{"result":"success"}`))
-	}))
-	t.Cleanup(rcv.Close)
-	b.sim = sim.New(sim.Config{Secret: secret, NotifyBaseURL: rcv.URL, Seed: 1})
+	b := &testBundle{Endpoint: paytest.NewEndpoint(t)}
+	b.sim = sim.New(sim.Config{Secret: secret, NotifyBaseURL: b.URL, Seed: 1})
 	srv := httptest.NewServer(b.sim.Handler())
 	t.Cleanup(b.sim.Close)
 	t.Cleanup(srv.Close)
 	b.url = srv.URL
 	b.prov = paysim.New(srv.URL, secret, 5*time.Second)
+	b.Use(b.prov)
 	b.client = &sim.Client{BaseURL: srv.URL, Secret: secret}
 	return b
+}
+
+// paid is the payment notification of orderNo that reached the endpoint
+// (nil when none did).
+func (b *testBundle) paid(t *testing.T, orderNo string) *pay.Paid {
+	t.Helper()
+	for _, ev := range b.WaitEvents(t, 0) {
+		if ev.Paid != nil && ev.Paid.OrderNo == orderNo {
+			return ev.Paid
+		}
+	}
+	return nil
 }
 
 // pay makes the simulator take a payment and notify orderflow.
@@ -156,10 +151,7 @@ func TestStatementListsWhatTheSimulatorDid(t *testing.T) {
 
 	// The unseen payment was never notified, but the query finds it, and
 	// the statement's trade number is the one a payment names.
-	b.mu.Lock()
-	_, notified := b.notes["O-4"]
-	b.mu.Unlock()
-	if notified {
+	if b.paid(t, "O-4") != nil {
 		t.Error("the unseen payment was notified")
 	}
 	paid, err := b.prov.QueryPayment(ctx, "O-4", "")
@@ -175,17 +167,8 @@ func TestPaidCarriesTheSimulatorsTime(t *testing.T) {
 	b := setup(t)
 	b.clock(at(9, 41))
 	tradeNo := b.pay(t, "O-1", 1000)
-	b.mu.Lock()
-	body := b.notes["O-1"]
-	b.mu.Unlock()
-	r := httptest.NewRequest(http.MethodPost, "/api/v1/payments/notify", bytes.NewReader(body))
-	r.Header.Set(sign.Header, sign.Sum(secret, body))
-	ev, err := b.prov.Parse(r, body)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := &pay.Paid{OrderNo: "O-1", TradeNo: tradeNo, AmountCents: 1000, At: at(9, 41)}
-	if diff := cmp.Diff(want, ev.Paid); diff != "" {
+	if diff := cmp.Diff(want, b.paid(t, "O-1")); diff != "" {
 		t.Errorf("notification (-want +got):\n%s", diff)
 	}
 	got, err := b.prov.QueryPayment(context.Background(), "O-1", "")
@@ -198,7 +181,7 @@ func TestPaidCarriesTheSimulatorsTime(t *testing.T) {
 
 	// An older simulator's notification, without paid_at, still reads.
 	old := []byte(`{"order_no":"O-9","trade_no":"T9","amount_cents":5}`)
-	r = httptest.NewRequest(http.MethodPost, "/api/v1/payments/notify", bytes.NewReader(old))
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/payments/notify", bytes.NewReader(old))
 	r.Header.Set(sign.Header, sign.Sum(secret, old))
 	if ev, err := b.prov.Parse(r, old); err != nil || ev.Paid == nil || !ev.Paid.At.IsZero() {
 		t.Errorf("old notification: %+v, %v; want a payment with no time", ev, err)

@@ -194,3 +194,20 @@ func RefundLine(t *testing.T, lines []pay.StatementLine, ref string) (pay.Statem
 	t.Fatalf("the statement does not list refund %s: %+v", ref, lines)
 	return pay.StatementLine{}, pay.RefundUpdate{}
 }
+
+// CheckRefundResent checks a refund already sent and settled: a query finds
+// it succeeded, sending it again (with want as its status, unless want is
+// "") is no error, and the fake holds that one refund after two sends.
+func CheckRefundResent(t *testing.T, p pay.Provider, req pay.RefundRequest, want string, sends func(refundNo string) int, held func() int) {
+	t.Helper()
+	ctx := context.Background()
+	if status, err := p.QueryRefund(ctx, req); err != nil || status != pay.RefundSucceeded {
+		t.Fatalf("query = %q, %v; want succeeded", status, err)
+	}
+	if status, err := p.Refund(ctx, req); err != nil || (want != "" && status != want) {
+		t.Fatalf("re-sent refund = %q, %v; want no error (and %q)", status, err, want)
+	}
+	if n, h := sends(req.RefundNo), held(); n != 2 || h != 1 {
+		t.Fatalf("fake got %d sends and holds %d refunds; want 2 sends of 1 refund", n, h)
+	}
+}

@@ -22,7 +22,7 @@ func TestDashboardRefundNotification(t *testing.T) {
 	day := time.Date(2026, 11, 20, 0, 0, 0, 0, bjt)
 	clk := setClock(b, day.Add(9*time.Hour))
 	paid := paidOrder(t, b, "O-dash")
-	clk.set(day.Add(10 * time.Hour))
+	clk.Set(day.Add(10 * time.Hour))
 	ref, status, err := b.fake.DashboardRefundNotified(ctx, "O-dash", 1200)
 	if err != nil || status/100 != 2 {
 		t.Fatalf("dashboard refund notified: %d, %v", status, err)
@@ -33,7 +33,7 @@ func TestDashboardRefundNotification(t *testing.T) {
 	if diff := cmp.Diff(&want, ev.Refund); diff != "" {
 		t.Fatalf("REFUND.SUCCESS parsed (-want +got):\n%s", diff)
 	}
-	clk.set(day.AddDate(0, 0, 2)) // the day's bill is published
+	clk.Set(day.AddDate(0, 0, 2)) // the day's bill is published
 	lines, _, err := collect(t, b, "2026-11-20")
 	if err != nil {
 		t.Fatal(err)

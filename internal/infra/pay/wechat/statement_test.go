@@ -5,41 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/paytest"
 )
 
-// clock is a settable time for the fake.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 // bjt is Beijing time for the test's expectations.
 var bjt = time.FixedZone("CST", 8*3600)
 
-func setClock(b *bundle, at time.Time) *clock {
-	c := &clock{t: at}
-	b.fake.SetClock(c.now)
+func setClock(b *bundle, at time.Time) *clock.Fake {
+	c := clock.NewFake(at)
+	b.fake.SetClock(c.Now)
 	return c
 }
 
@@ -72,18 +54,18 @@ func TestStatementLines(t *testing.T) {
 	clk := setClock(b, day.Add(-30*time.Minute)) // 2026-11-19 23:30 Beijing: the day before
 
 	before := paidOrder(t, b, "O-before")
-	clk.set(time.Date(2026, 11, 19, 23, 30, 0, 0, time.UTC)) // 07:30 on the 20th in Beijing
+	clk.Set(time.Date(2026, 11, 19, 23, 30, 0, 0, time.UTC)) // 07:30 on the 20th in Beijing
 	early := paidOrder(t, b, "O-early")
-	if !early.At.Equal(clk.now()) {
-		t.Fatalf("Paid.At = %v, want the fake's success_time %v", early.At, clk.now())
+	if !early.At.Equal(clk.Now()) {
+		t.Fatalf("Paid.At = %v, want the fake's success_time %v", early.At, clk.Now())
 	}
-	clk.set(day.Add(10 * time.Hour))
+	clk.Set(day.Add(10 * time.Hour))
 	refunded := paidOrder(t, b, "O-refunded")
 	ourNo := refund.OperatorNumber("O-refunded", "key-1")
 	if _, err := b.p.Refund(ctx, pay.RefundRequest{RefundNo: ourNo, OrderNo: "O-refunded", TradeNo: refunded.TradeNo, AmountCents: 2000, TotalCents: 5000}); err != nil {
 		t.Fatal(err)
 	}
-	clk.set(day.Add(11 * time.Hour))
+	clk.Set(day.Add(11 * time.Hour))
 	dashRef, err := b.fake.DashboardRefund("O-refunded", 1000)
 	if err != nil {
 		t.Fatal(err)
@@ -93,10 +75,10 @@ func TestStatementLines(t *testing.T) {
 	}
 	dropped := paidOrder(t, b, "O-dropped")
 	b.fake.StatementDrop(dropped.TradeNo)
-	clk.set(day.Add(12 * time.Hour))
+	clk.Set(day.Add(12 * time.Hour))
 	altered := paidOrder(t, b, "O-altered")
 	b.fake.StatementAlter(altered.TradeNo, 4500)
-	clk.set(day.Add(13 * time.Hour))
+	clk.Set(day.Add(13 * time.Hour))
 	unseenNo, err := b.fake.PayUnseen("O-unseen", 700)
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +86,10 @@ func TestStatementLines(t *testing.T) {
 	if paid, err := b.p.QueryPayment(ctx, "O-unseen", ""); err != nil || paid == nil || paid.TradeNo != unseenNo || paid.AmountCents != 700 {
 		t.Fatalf("query of the unseen payment = %+v, %v; want paid 700 as %s", paid, err, unseenNo)
 	}
-	clk.set(time.Date(2026, 11, 20, 16, 30, 0, 0, time.UTC)) // 00:30 on the 21st in Beijing
+	clk.Set(time.Date(2026, 11, 20, 16, 30, 0, 0, time.UTC)) // 00:30 on the 21st in Beijing
 	after := paidOrder(t, b, "O-after")
 
-	clk.set(day.AddDate(0, 0, 2))
+	clk.Set(day.AddDate(0, 0, 2))
 	lines, pages, err := collect(t, b, "2026-11-20")
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +146,7 @@ func TestStatementPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clk.set(day.AddDate(0, 0, 1))
+	clk.Set(day.AddDate(0, 0, 1))
 	lines, pages, err := collect(t, b, "2026-11-20")
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +183,7 @@ func TestStatementTampered(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			clk.set(day.AddDate(0, 0, 1))
+			clk.Set(day.AddDate(0, 0, 1))
 			if lines, _, err := collect(t, b, "2026-11-20"); err != nil || len(lines) != 3 {
 				t.Fatalf("genuine bill: %d lines, %v; want 3", len(lines), err)
 			}

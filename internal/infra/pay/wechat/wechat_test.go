@@ -128,7 +128,6 @@ func paidOrder(t *testing.T, b *bundle, orderNo string) *pay.Paid {
 
 func TestRefundQueryAndResend(t *testing.T) {
 	b := setup(t, 5*time.Second)
-	ctx := context.Background()
 	paid := paidOrder(t, b, "O2001")
 	req := pay.RefundRequest{RefundNo: "R2001", OrderNo: "O2001", TradeNo: paid.TradeNo, AmountCents: 5000, TotalCents: 5000}
 
@@ -138,16 +137,8 @@ func TestRefundQueryAndResend(t *testing.T) {
 		u.AmountCents != 5000 || u.Ref != b.fake.RefundID("R2001") || u.At.IsZero() {
 		t.Fatalf("refund notification parsed as %+v", ev.Refund)
 	}
-	if status, err := b.p.QueryRefund(ctx, req); err != nil || status != pay.RefundSucceeded {
-		t.Fatalf("query = %q, %v; want succeeded", status, err)
-	}
 	// The same out_refund_no again is the same refund, not a second one.
-	if status, err := b.p.Refund(ctx, req); err != nil || status != pay.RefundSucceeded {
-		t.Fatalf("re-sent refund = %q, %v; want the existing, succeeded", status, err)
-	}
-	if sends, held := b.fake.RefundSends("R2001"), b.fake.Refunds(); sends != 2 || held != 1 {
-		t.Fatalf("fake got %d sends and holds %d refunds; want 2 sends of 1 refund", sends, held)
-	}
+	paytest.CheckRefundResent(t, b.p, req, pay.RefundSucceeded, b.fake.RefundSends, b.fake.Refunds)
 }
 
 func TestRefundTimeoutThenQuery(t *testing.T) {
