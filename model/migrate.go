@@ -10,10 +10,10 @@ import (
 	"gorm.io/gorm"
 )
 
-// Each database has its own migrations, numbered alike: a change to the
-// schema is one new file in each directory.
+// The schema's one source is migrations/mysql: a change to it is one new
+// file there. SQLite runs the same files translated (migrate_sqlite.go).
 //
-//go:embed migrations/mysql/*.sql migrations/sqlite/*.sql
+//go:embed migrations/mysql/*.sql migrations/sqlite-overrides/*.sql
 var migrations embed.FS
 
 func migrationProvider(db *gorm.DB) (*goose.Provider, error) {
@@ -21,15 +21,18 @@ func migrationProvider(db *gorm.DB) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, dialect := "migrations/mysql", goose.DialectMySQL
 	if dialectOf(db).sqlite {
-		dir, dialect = "migrations/sqlite", goose.DialectSQLite3
+		lite, err := sqliteMigrations()
+		if err != nil {
+			return nil, err
+		}
+		return goose.NewProvider(goose.DialectSQLite3, sqlDB, lite)
 	}
-	sub, err := fs.Sub(migrations, dir)
+	mysql, err := fs.Sub(migrations, "migrations/mysql")
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(dialect, sqlDB, sub)
+	return goose.NewProvider(goose.DialectMySQL, sqlDB, mysql)
 }
 
 // Migrate applies every pending schema migration and returns how many ran.
