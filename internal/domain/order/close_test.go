@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"orderflow/internal/domain/order"
 	"orderflow/internal/infra/failpoint"
@@ -46,7 +45,7 @@ func (b *closeBundle) order(t *testing.T, expired bool) string {
 		t.Fatal(err)
 	}
 	if expired {
-		if err := b.s.SC.DB.Exec(`UPDATE orders SET expire_at = ? WHERE order_no = ?`, time.Now().Add(-24*time.Hour).UTC().Truncate(time.Millisecond), res.Order.OrderNo).Error; err != nil {
+		if err := b.s.SC.DB.Exec(`UPDATE orders SET expire_at = created_at WHERE order_no = ?`, res.Order.OrderNo).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
