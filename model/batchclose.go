@@ -27,10 +27,10 @@ func CloseOf(o *Order) OrderClose {
 	return OrderClose{ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, No: o.OrderNo, Card: o.Kind == KindCard, Quantity: o.Quantity}
 }
 
-// LockPendingOrders begins a batch close: inside a transaction it locks the
-// orders among ids that are still pending and returns their IDs. An order a
-// payment moved first is not among them; a payment that comes later waits
-// for the commit and finds its order closed.
+// LockPendingOrders begins a close (one order or a batch): inside a
+// transaction it locks the orders among ids that are still pending and
+// returns their IDs. An order a payment moved first is not among them; a
+// payment that comes later waits for the commit and finds its order closed.
 func (s *Store) LockPendingOrders(ctx context.Context, ids []int64) ([]int64, error) {
 	args := make([]any, 0, len(ids)+1)
 	for _, id := range ids {
