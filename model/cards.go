@@ -77,9 +77,3 @@ func (s *Store) SoldCodes(ctx context.Context, orderID int64) ([]string, error) 
 	err := s.all(ctx, &codes, `SELECT code FROM card_keys WHERE order_id = ? AND status = 'SOLD' ORDER BY id`, orderID)
 	return codes, err
 }
-
-// RecycleCardsLater moves an order's LOCKED keys to RECYCLED (sellable
-// again), held for the commit (batch.go).
-func (s *Store) RecycleCardsLater(ctx context.Context, orderID int64, at time.Time) error {
-	return s.later(ctx, `UPDATE card_keys SET status = 'RECYCLED', updated_at = ? WHERE order_id = ? AND status = 'LOCKED'`, at, orderID)
-}

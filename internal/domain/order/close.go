@@ -35,9 +35,10 @@ func closeRow(orderNo string, gen int, expireAt, now time.Time) *model.OutboxRow
 		tasks.Encode(tasks.OrderPayload{OrderNo: orderNo, Gen: gen}), expireAt, now)
 }
 
-// Close runs the close procedure: pending→closed, the order's LOCKED keys
-// →RECYCLED (or a limited product's stock returned) and the type-3 stock
-// flow, in one transaction; then the Redis restore, driven by the committed
+// Close runs the close procedure for one order: the close transaction
+// (closeTx, the one a batch of close tasks runs) — pending→closed, the
+// order's LOCKED keys →RECYCLED (or a limited product's stock returned) and
+// the type-3 stock flow — then the Redis restore, driven by the committed
 // flow row and guarded by a per-order marker. A re-run after a crash between
 // the commit and Redis repairs the counter and never restores twice. It
 // reports whether this call closed the order; a Redis restore that failed
@@ -48,7 +49,6 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	log := s.log.With(zap.String("order_no", orderNo), zap.String("reason", reason))
 	now := s.clock.Now()
 	if o.Status == model.OrderPending && reason == CloseExpired && now.Before(o.ExpireAt) {
 		return false, fmt.Errorf("close %s: %w (expires %s)", orderNo, errNotExpired, o.ExpireAt.Format(time.RFC3339Nano))
@@ -62,31 +62,24 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 	}
 	var moved bool
 	if o.Status == model.OrderPending {
-		err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-			moved, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
-				From: model.OrderPending, To: model.OrderClosed, Reason: reason, At: now,
-				Set: map[string]any{"closed_at": now},
-			})
-			if err != nil || !moved {
-				return err
-			}
-			if err := failpoint.Inject(failpoint.CloseAfterMove, o.OrderNo); err != nil {
-				return err
-			}
-			if err := tx.ReleasePendingSlotLater(ctx, o.UserID); err != nil {
-				return err
-			}
-			return releaseStock(ctx, tx, o, model.FlowCloseRestore, now)
-		})
+		closed, _, err := s.closeTx(ctx, []*model.Order{o}, reason, now)
 		if err != nil {
 			s.metrics.CloseFailed()
 			return false, fmt.Errorf("close %s: %w", orderNo, err)
 		}
+		moved = len(closed) == 1
 	}
+	return moved, s.afterClose(ctx, o, reason, moved)
+}
+
+// afterClose is what follows a close of o (read before it) that moved it
+// or not: the Redis restore of a committed close, and the log line.
+func (s *Service) afterClose(ctx context.Context, o *model.Order, reason string, moved bool) error {
+	log := s.log.With(zap.String("order_no", o.OrderNo), zap.String("reason", reason))
 	var rerr error
 	switch {
 	case moved:
-		// This call committed the restore flow: no need to read it back.
+		// This close committed the restore flow: no need to read it back.
 		rerr = s.restoreCounter(ctx, o, model.FlowCloseRestore)
 	case o.Status == model.OrderPending || o.ClosedAt != nil:
 		// Closed by someone else, now or before: repair the counter if
@@ -106,9 +99,9 @@ func (s *Service) Close(ctx context.Context, orderNo, reason string) (bool, erro
 		// The close stands; its task fails so that asynq runs it again,
 		// and the re-run (the branch for closed orders above) restores.
 		log.Warn("stock counter restore failed; the close task runs again", zap.Error(rerr))
-		return moved, fmt.Errorf("close %s: %w: %w", orderNo, errCounterNotRestored, rerr)
+		return fmt.Errorf("close %s: %w: %w", o.OrderNo, errCounterNotRestored, rerr)
 	}
-	return moved, nil
+	return nil
 }
 
 // errCounterNotRestored is a close that committed but whose Redis stock
@@ -165,22 +158,6 @@ func (s *Service) cancelledBefore(ctx context.Context, orderNo string) error {
 		}
 	}
 	return ErrNotPending
-}
-
-// releaseStock gives an order's stock back in the ledger and records the
-// flow: card keys LOCKED→RECYCLED, or a limited product's stock column. Its
-// statements go with the commit: the caller's conditional move in the same
-// transaction makes this run once per order, so the flow (unique per order
-// and type) cannot meet one already there.
-func releaseStock(ctx context.Context, tx *model.Store, o *model.Order, flowType model.FlowKind, now time.Time) error {
-	if o.Kind == model.KindCard {
-		if err := tx.RecycleCardsLater(ctx, o.ID, now); err != nil {
-			return err
-		}
-	} else if err := tx.ReturnProductStockLater(ctx, o.ProductID, o.Quantity); err != nil {
-		return err
-	}
-	return tx.InsertStockFlowLater(ctx, o.ProductID, o.ID, flowType, o.Quantity, now)
 }
 
 // restoreRedis applies a committed restore flow to the stock counter once.

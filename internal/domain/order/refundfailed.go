@@ -59,7 +59,7 @@ func (s *Service) RefundFailed(ctx context.Context, orderNo string) (string, mod
 		if err != nil || !moved {
 			return err
 		}
-		if err := releaseStock(ctx, tx, o, model.FlowRefundRestore, now); err != nil {
+		if err := tx.ReleaseStockLater(ctx, []model.OrderClose{model.CloseOf(o)}, model.FlowRefundRestore, now); err != nil {
 			return err
 		}
 		if free {

@@ -42,9 +42,11 @@ const (
 	ActivateDeliver        = "activate/deliver"
 	GroupAfterClose        = "group/after-close"
 	GroupCharge            = "group/charge"
-	// CloseAfterMove sits inside an order's close transaction, right after
-	// its pending→closed move and before the COMMIT, keyed by order number:
-	// "pause" holds the order's row locked, as a close in flight does.
+	// CloseAfterMove sits inside a close transaction (one order, or a batch:
+	// it fires for each), right after the pending→closed moves and before
+	// the COMMIT, keyed by order number: "pause" holds the order's row
+	// locked, as a close in flight does; "error" fails that order's task
+	// alone, the rest of its batch closing one by one.
 	CloseAfterMove = "close/after-move"
 	// StockRestore is the Redis step of a committed stock restore (close or
 	// refund), keyed by order number: "error" is a Redis error right after
