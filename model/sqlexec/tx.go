@@ -65,15 +65,14 @@ func (s *Session) InTx(ctx context.Context, fn func(tx *Session) error) error {
 // at most maxTxAttempts times: a whole transaction (InTx), or one statement
 // run on the pool that is safe to repeat.
 func Retry(ctx context.Context, attempt func() error) error {
-	var err error
-	for n := 1; n <= maxTxAttempts; n++ {
-		if err = attempt(); err == nil || !isRetryable(err) || ctx.Err() != nil {
+	for n := 1; ; n++ {
+		err := attempt()
+		if err == nil || !isRetryable(err) || ctx.Err() != nil || n == maxTxAttempts {
 			return err
 		}
 		txRetries.Add(1)
 		time.Sleep(time.Duration(n*n) * 5 * time.Millisecond)
 	}
-	return err
 }
 
 // bound is s on a transaction's handle, collecting into work.
