@@ -1,148 +1,31 @@
 package model
 
 import (
-	"database/sql/driver"
-	"fmt"
-	"strings"
-	"time"
+	"orderflow/model/sqlexec"
 
 	"gorm.io/gorm"
 )
 
-// dialect is what differs between the two databases the ledger runs on:
-// MySQL/MariaDB in production, SQLite for the zero-set-up dev mode. The SQL in
-// this package is written for MySQL; the few statements that cannot be shared
-// ask the dialect, and everything else passes through rewrite.
+// dialect is what the ledger's few statements that differ between MySQL
+// and SQLite ask of the engine's dialect (sqlexec.Dialect).
 type dialect struct {
 	sqlite bool
-	// mariadb: the server runs compound statements (IF … SIGNAL … END IF)
-	// outside stored programs, so a held statement can carry its own check
-	// (batch.go, laterExpect). Elsewhere such statements run at once.
+	// mariadb: checks travel with held statements (batch.go).
 	mariadb bool
-	// galera: a MariaDB Galera node (wsrep_on), where another node's
-	// commit is applied here a moment later (causal.go).
+	// galera: reads may ask to wait for the cluster (causal.go).
 	galera bool
 }
 
-func dialectOf(db *gorm.DB) dialect {
-	if db.Dialector.Name() == "sqlite" {
-		return dialect{sqlite: true}
-	}
-	// Unknown (the server unreachable at start) costs only round trips,
-	// and on Galera the causal reads (causal.go).
-	var version string
-	_ = db.Raw(`SELECT VERSION()`).Scan(&version).Error
-	d := dialect{mariadb: strings.Contains(version, "MariaDB")}
-	if d.mariadb {
-		var wsrepOn int
-		// A server built without wsrep has no such variable: not Galera.
-		d.galera = db.Raw(`SELECT @@global.wsrep_on`).Scan(&wsrepOn).Error == nil && wsrepOn == 1
-	}
-	return d
+func viewOf(d sqlexec.Dialect) dialect {
+	return dialect{sqlite: d.SQLite, mariadb: d.MariaDB, galera: d.Galera}
 }
 
-// sqliteDropped are MySQL clauses with no meaning on SQLite: every SQLite
-// transaction begins IMMEDIATE and holds the database's one write lock until
-// it ends, so transactions are serial and row locks (FOR UPDATE, SKIP
-// LOCKED) and index hints (FORCE INDEX) have nothing to do.
-var sqliteDropped = strings.NewReplacer(
-	" FOR UPDATE SKIP LOCKED", "",
-	" FOR UPDATE", "",
-	" FORCE INDEX (PRIMARY)", "",
-	" FORCE INDEX (idx_orders_status_expire)", "",
-)
-
-// block makes a batch of statements whose answer nobody reads — held
-// statements, a COMMIT — one compound statement on MariaDB: the server then
-// runs them as one and sends one result instead of one per statement, which
-// costs both sides far less than a multi-statement batch (on this project's
-// machine, six statements: 220 → 165 µs of server CPU, 118 → 47 µs of
-// client). An error inside stops it like it stops a batch, with the same
-// error, and leaves the transaction open for the rollback (a deadlock has
-// already rolled it back; the ROLLBACK is then a no-op). The affected-rows
-// count of a block is not any one statement's, hence only for these.
-func (d dialect) block(batch string) string {
-	if !d.mariadb || !strings.Contains(batch, ";") {
-		return batch
-	}
-	return "BEGIN NOT ATOMIC\n" + batch + ";\nEND"
-}
-
-// rewrite adapts a statement to the database.
-func (d dialect) rewrite(query string) string {
-	if !d.sqlite {
-		return query
-	}
-	return sqliteDropped.Replace(query)
-}
-
-// args adapts arguments: SQLite stores times as text, which compares in time
-// order only in one format, so every time is sent in UTC at the millisecond
-// precision MySQL's DATETIME(3) keeps.
-func (d dialect) args(args []any) []any {
-	if !d.sqlite {
-		return args
-	}
-	for i, a := range args {
-		switch v := a.(type) {
-		case time.Time:
-			args[i] = v.UTC().Truncate(time.Millisecond)
-		case *time.Time:
-			if v != nil {
-				t := v.UTC().Truncate(time.Millisecond)
-				args[i] = &t
-			}
-		}
-	}
-	return args
-}
+func dialectOf(db *gorm.DB) dialect { return viewOf(sqlexec.DialectOf(db)) }
 
 // concat joins SQL string expressions.
 func (d dialect) concat(parts ...string) string {
-	if d.sqlite {
-		return strings.Join(parts, " || ")
-	}
-	return "CONCAT(" + strings.Join(parts, ", ") + ")"
+	return sqlexec.Dialect{SQLite: d.sqlite}.Concat(parts...)
 }
 
-// nullTime scans a time that may come back as text: SQLite types a column's
-// values as times, but not an expression's (MIN(created_at)).
-type nullTime struct {
-	Time  time.Time
-	Valid bool
-}
-
-// Scan implements sql.Scanner.
-func (t *nullTime) Scan(v any) error {
-	switch x := v.(type) {
-	case nil:
-		*t = nullTime{}
-	case time.Time:
-		*t = nullTime{Time: x, Valid: true}
-	case string:
-		return t.parse(x)
-	case []byte:
-		return t.parse(string(x))
-	default:
-		return fmt.Errorf("scan time: unsupported %T", v)
-	}
-	return nil
-}
-
-// Value implements driver.Valuer (gorm wants both halves).
-func (t nullTime) Value() (driver.Value, error) {
-	if !t.Valid {
-		return nil, nil
-	}
-	return t.Time, nil
-}
-
-func (t *nullTime) parse(s string) error {
-	for _, layout := range []string{"2006-01-02 15:04:05.999999999-07:00", "2006-01-02 15:04:05.999999999", time.RFC3339Nano} {
-		if v, err := time.Parse(layout, s); err == nil {
-			*t = nullTime{Time: v.UTC(), Valid: true}
-			return nil
-		}
-	}
-	return fmt.Errorf("scan time: cannot parse %q", s)
-}
+// nullTime scans a time that may come back as text (an aggregate on SQLite).
+type nullTime = sqlexec.NullTime

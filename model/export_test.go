@@ -7,7 +7,8 @@ import "context"
 // that path on MariaDB too.
 func CheckedInGo(s *Store) *Store {
 	c := *s
-	c.d.mariadb = false
+	c.x = s.x.AsMySQL()
+	c.d = viewOf(c.x.Dialect())
 	return &c
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"orderflow/internal/infra/tracing"
 )
 
 // Order is one purchase, from pending to a terminal status.
@@ -43,16 +41,16 @@ type Order struct {
 
 const orderColumns = `orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, created_at, updated_at, expire_at, trace_context)`
 
-func (o *Order) insertArgs(ctx context.Context) []any {
-	if tp := tracing.Traceparent(ctx); tp != "" && o.TraceContext == nil {
-		o.TraceContext = &tp
-	}
+// insertArgs are o's columns, stamped with the trace of the request that
+// creates it.
+func (s *Store) insertArgs(ctx context.Context, o *Order) []any {
+	o.TraceContext = s.stamp(ctx, o.TraceContext)
 	return []any{o.OrderNo, o.UserID, o.ProductID, o.Kind, o.Quantity, o.AmountCents, o.Status, o.CreatedAt, o.UpdatedAt, o.ExpireAt, o.TraceContext}
 }
 
 // InsertOrder creates a pending order and sets its ID.
 func (s *Store) InsertOrder(ctx context.Context, o *Order) error {
-	id, err := s.insert(ctx, `INSERT INTO `+orderColumns+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.insertArgs(ctx)...)
+	id, err := s.insert(ctx, `INSERT INTO `+orderColumns+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.insertArgs(ctx, o)...)
 	o.ID = id
 	return err
 }
@@ -71,7 +69,7 @@ func (s *Store) InsertOrderInSlot(ctx context.Context, o *Order, max int) (bool,
 	}
 	res, err := s.execResult(ctx, takePendingSlot+";\n"+
 		`INSERT INTO `+orderColumns+` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() > 0`,
-		append([]any{o.UserID, max}, o.insertArgs(ctx)...)...)
+		append([]any{o.UserID, max}, s.insertArgs(ctx, o)...)...)
 	if err != nil {
 		return false, err
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 	"time"
-
-	"orderflow/internal/infra/tracing"
 )
 
 // OutboxRow is a task that must reach asynq; it is written in the same
@@ -46,9 +44,7 @@ func TaskRow(taskID, taskType string, payload []byte, processAt, now time.Time) 
 // the same one.
 func (s *Store) InsertOutboxLater(ctx context.Context, r *OutboxRow) error {
 	r.CreatedAt = r.CreatedAt.UTC().Truncate(time.Millisecond) // as stored: Key() must match it
-	if tp := tracing.Traceparent(ctx); tp != "" && r.TraceContext == nil {
-		r.TraceContext = &tp
-	}
+	r.TraceContext = s.stamp(ctx, r.TraceContext)
 	var err error
 	if s.d.sqlite {
 		_, err = s.insertIgnoringDuplicate(ctx, insertOutbox, r.TaskID, r.TaskType, r.Payload, r.ProcessAt, r.CreatedAt, r.TraceContext)

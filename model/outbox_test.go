@@ -101,3 +101,49 @@ func TestDeleteOutboxRunsAgainAfterLosingADeadlock(t *testing.T) {
 		t.Errorf("%d rows left, want 0", n)
 	}
 }
+
+// Outbox rows are written without reading their id back: a second row with
+// a task ID already waiting is a no-op that does not fail its transaction,
+// and a delete names a row by task ID and the millisecond it was written, so
+// it never takes a later row that asks for the same task again.
+func TestOutboxRowsByKey(t *testing.T) {
+	b := setup(t)
+	row := func(at time.Time) *model.OutboxRow {
+		return &model.OutboxRow{TaskID: "tx-test:task", TaskType: "t", Payload: []byte("{}"), ProcessAt: at, CreatedAt: at}
+	}
+	first := row(b.now.Add(123456 * time.Nanosecond)) // finer than the column keeps
+	for i := range 2 {
+		err := b.store.InTx(b.ctx, func(tx *model.Store) error {
+			if err := tx.InsertOutboxLater(b.ctx, first); err != nil {
+				return err
+			}
+			return tx.InsertEventLater(b.ctx, model.Event{ObjectType: "order", ObjectNo: "TXOUTBOX", FromStatus: "x", ToStatus: "y", Reason: "after outbox", CreatedAt: b.now})
+		})
+		if err != nil {
+			t.Fatalf("insert %d: %v", i+1, err)
+		}
+	}
+	if n := b.count(t, `SELECT COUNT(*) FROM outbox WHERE task_id = 'tx-test:task'`); n != 1 {
+		t.Fatalf("%d rows for one task ID, want 1", n)
+	}
+	if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = 'TXOUTBOX'`); n != 2 {
+		t.Fatalf("%d events, want 2: a repeated outbox row must not fail its transaction", n)
+	}
+	// A later row for the same task, after the first is gone.
+	if err := b.store.DeleteOutbox(b.ctx, []model.OutboxKey{first.Key()}); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(t, `SELECT COUNT(*) FROM outbox WHERE task_id = 'tx-test:task'`); n != 0 {
+		t.Fatalf("the row is still there after its delete (key %+v)", first.Key())
+	}
+	second := row(b.now.Add(time.Second))
+	if err := b.store.InsertOutboxLater(b.ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.DeleteOutbox(b.ctx, []model.OutboxKey{first.Key()}); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(t, `SELECT COUNT(*) FROM outbox WHERE task_id = 'tx-test:task'`); n != 1 {
+		t.Fatal("a late delete of the first row took the second one")
+	}
+}

@@ -2,11 +2,8 @@ package model
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	"orderflow/model/sqlexec"
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // Product is something a buyer can order.
@@ -84,15 +81,10 @@ type RestoreFlow struct {
 // snapshot in WAL mode), so every listed restore is in the
 // count and every counted restore is listed.
 func (s *Store) StockSnapshot(ctx context.Context, p *Product, since time.Time) (int64, []RestoreFlow, error) {
-	if s.held != nil {
-		// Its own transaction would begin on this one's connection and
-		// implicitly commit it.
-		return 0, nil, errors.New("stock snapshot: not inside another transaction")
-	}
 	var n int64
 	var flows []RestoreFlow
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		ts := &Store{db: tx, d: s.d}
+	err := s.x.Snapshot(ctx, func(x *sqlexec.Session) error {
+		ts := s.on(x)
 		if err := ts.all(ctx, &flows,
 			`SELECT o.order_no, f.flow_type FROM stock_flows f JOIN orders o ON o.id = f.order_id
 			 WHERE f.product_id = ? AND f.flow_type IN (?, ?) AND f.created_at >= ?`,
@@ -102,7 +94,7 @@ func (s *Store) StockSnapshot(ctx context.Context, p *Product, since time.Time) 
 		var err error
 		n, err = ts.SellableStock(ctx, p)
 		return err
-	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	})
 	return n, flows, err
 }
 

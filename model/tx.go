@@ -2,164 +2,35 @@ package model
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
-	"fmt"
-	"sync/atomic"
-	"time"
 
-	"orderflow/internal/infra/tracing"
+	"orderflow/model/sqlexec"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-	"gorm.io/gorm"
 )
-
-// maxTxAttempts bounds how often a transaction that lost a deadlock is re-run:
-// InnoDB picks a victim and rolls it back whole, so re-running is safe, but an
-// unbounded loop would hide a real locking bug.
-const maxTxAttempts = 4
-
-// txRetries counts transactions re-run after a retryable error.
-var txRetries atomic.Int64
 
 // TxRetries is how many transactions this process has re-run after a
 // deadlock, lock wait timeout, Galera certification failure or a node that
 // was not ready: the HA suite shows a conflict between two nodes this way.
-func TxRetries() int64 { return txRetries.Load() }
+func TxRetries() int64 { return sqlexec.Retries() }
 
-// InTx runs fn in one transaction on a Store bound to it. A deadlock or lock
-// wait timeout rolls back and re-runs fn, at most maxTxAttempts times. Called
-// on a Store that is already inside a transaction, fn joins it (on SQLite
-// under a savepoint). Once the outermost transaction has committed, the
-// work its writes registered (aftercommit.go) runs, exactly once.
+// InTx runs fn in one transaction on a Store bound to it (sqlexec's InTx:
+// a lost deadlock re-runs fn; called inside a transaction, fn joins it).
+// Once the outermost transaction has committed, the work its writes
+// registered (aftercommit.go) runs, exactly once.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
-	if s.held != nil {
-		return asUnmet(fn(s))
-	}
-	if s.after != nil {
-		return s.nestedSQLiteTx(ctx, fn)
-	}
-	if tracing.On() {
-		var span trace.Span
-		ctx, span = tracing.Tracer().Start(ctx, "ledger.tx", trace.WithAttributes(attribute.String("db.system.name", s.Dialect())))
-		defer span.End()
-	}
-	return retryLost(ctx, func() error {
-		work := &AfterCommit{} // a rolled-back attempt's work is dropped with it
-		var err error
-		if s.d.sqlite {
-			err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-				return fn(s.bound(tx, nil, work))
-			})
-		} else {
-			err = s.mysqlTx(ctx, work, fn)
+	return s.x.InTx(ctx, func(x *sqlexec.Session) error {
+		if x == s.x { // joined a MySQL transaction: the same Store
+			return fn(s)
 		}
-		if err == nil {
-			s.runAfterCommit(ctx, work)
-		}
-		return err
+		return fn(s.on(x))
 	})
 }
 
-// retryLost runs attempt, and again after it lost a deadlock or a lock wait
-// (isRetryableTxError), at most maxTxAttempts times: a whole transaction
-// (InTx), or one statement of its own that is safe to repeat.
-func retryLost(ctx context.Context, attempt func() error) error {
-	var err error
-	for n := 1; n <= maxTxAttempts; n++ {
-		if err = attempt(); err == nil || !isRetryableTxError(err) || ctx.Err() != nil {
-			return err
-		}
-		txRetries.Add(1)
-		time.Sleep(time.Duration(n*n) * 5 * time.Millisecond)
-	}
-	return err
-}
+// retryLost runs attempt again after it lost a deadlock or a lock wait
+// (sqlexec.Retry): one statement on the pool that is safe to repeat.
+func retryLost(ctx context.Context, attempt func() error) error { return sqlexec.Retry(ctx, attempt) }
 
-// bound is s on a transaction's handle, collecting into work.
-func (s *Store) bound(db *gorm.DB, h *held, work *AfterCommit) *Store {
-	return &Store{db: db, d: s.d, held: h, after: work, onCommit: s.onCommit, hooks: s.hooks}
-}
-
-// nestedSQLiteTx runs fn under a savepoint of the SQLite transaction s is
-// in. Its after-commit work joins the outer transaction's; if the savepoint
-// rolls back, so does the work it added.
-func (s *Store) nestedSQLiteTx(ctx context.Context, fn func(tx *Store) error) error {
-	work := s.after
-	rows, orders := len(work.Outbox), len(work.Orders)
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return fn(s.bound(tx, nil, work))
-	})
-	if err != nil {
-		work.Outbox, work.Orders = work.Outbox[:rows], work.Orders[:orders]
-	}
-	return err
-}
-
-// mysqlTx runs fn in a transaction on one connection, driven by statements
-// instead of database/sql's Begin and Commit so that neither costs a round
-// trip of its own: START TRANSACTION goes with the first statement and
-// COMMIT with the held statements (batch.go). The session's isolation (READ
-// COMMITTED, set at connect) applies. Whatever fn does, the connection goes
-// back to the pool with no transaction open, or not at all.
-func (s *Store) mysqlTx(ctx context.Context, work *AfterCommit, fn func(tx *Store) error) (err error) {
-	pool, err := s.db.DB()
-	if err != nil {
-		return err
-	}
-	conn, err := pool.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	db := s.db.Session(&gorm.Session{Context: ctx})
-	db.Statement.ConnPool = conn
-	tx := s.bound(db, &held{begin: true}, work)
-	defer func() {
-		if tx.held.open {
-			// fn failed or panicked, or the commit did not go through.
-			tx.rollback(conn)
-		}
-		conn.Close()
-	}()
-	if err = fn(tx); err == nil {
-		err = tx.commit(ctx)
-	}
-	return asUnmet(err)
-}
-
-// commit sends the held statements and COMMIT in one round trip. A
-// transaction that never ran a statement has nothing to commit.
-func (s *Store) commit(ctx context.Context) error {
-	h := s.held
-	if h.begin && len(h.queries) == 0 {
-		h.begin = false
-		return nil
-	}
-	q, a := s.withHeld("COMMIT", nil)
-	// Not cancelled with the caller: the driver would close the socket, but
-	// the server may still finish the batch, COMMIT included, and a
-	// committed transaction would be reported as failed (a payment answered
-	// with an error, a created order's stock given back). Like database/sql's
-	// Commit, it waits for the server's answer.
-	if err := s.db.WithContext(context.WithoutCancel(ctx)).Exec(s.d.block(q), a...).Error; err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	h.open = false
-	return nil
-}
-
-// rollbackTimeout bounds the ROLLBACK of a failed transaction; its context
-// is not the caller's, which may be what failed it.
-const rollbackTimeout = 5 * time.Second
-
-// rollback ends an open transaction. If even that fails, the connection is
-// closed instead of pooled: the server rolls back a session that ends.
-func (s *Store) rollback(conn *sql.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
-	defer cancel()
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-	}
-	s.held.open = false
-}
+// SetTracer makes each transaction a "ledger.tx" span of t (svc passes
+// orderflow's tracer when tracing is on). Call it once, before the Store is
+// shared.
+func (s *Store) SetTracer(t trace.Tracer) { s.x.SetTracer(t) }

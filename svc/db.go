@@ -1,6 +1,7 @@
 package svc
 
 import (
+	"orderflow/internal/infra/tracing"
 	"orderflow/model"
 
 	"gorm.io/gorm"
@@ -12,4 +13,16 @@ func NewDB(c Config) (*gorm.DB, error) {
 		return model.OpenSQLite(c.SQLitePath, model.PoolConfig{MaxOpen: c.DBMaxOpen})
 	}
 	return model.Open(c.MySQLDSN, model.PoolConfig{MaxOpen: c.DBMaxOpen, MaxIdle: c.DBMaxOpen})
+}
+
+// NewStore is the ledger's Store on db, stamping the rows that carry a
+// trace with the request's, and with a span per transaction when tracing
+// is on (Boot sets it up before the connections).
+func NewStore(db *gorm.DB) *model.Store {
+	s := model.NewStore(db)
+	s.SetTraceparent(tracing.Traceparent)
+	if tracing.On() {
+		s.SetTracer(tracing.Tracer())
+	}
+	return s
 }

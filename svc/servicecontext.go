@@ -63,7 +63,7 @@ func New(c Config, log *zap.Logger) (*ServiceContext, error) {
 		Clock:     clock.Real{},
 		WorkerID:  fleet.NewWorkerID(),
 		DB:        db,
-		Store:     model.NewStore(db),
+		Store:     NewStore(db),
 		Redis:     rdb,
 		Asynq:     asynq.NewClientFromRedisClient(rdb),
 		Inspector: asynq.NewInspectorFromRedisClient(rdb),

@@ -139,7 +139,7 @@ func (g *Galera) DSN(i int, db string) string {
 	return fmt.Sprintf("root@tcp(%s)/%s?timeout=2s&readTimeout=10s&writeTimeout=10s", g.Addr(i), db)
 }
 
-// ListDSN is a DSN listing the given addresses in order (model/nodes.go):
+// ListDSN is a DSN listing the given addresses in order (model/sqlexec/nodes.go):
 // a process's own node first.
 func ListDSN(addrs []string, db, extra string) string {
 	return fmt.Sprintf("root@tcp(%s)/%s?timeout=2s&readTimeout=10s&writeTimeout=10s%s", strings.Join(addrs, ","), db, extra)

@@ -176,7 +176,7 @@ func waitStatus(ctx context.Context, s *model.Store, orderNo string, status mode
 
 // The worker's real claim: the move, its event and the SIGNAL check that
 // aborts when 0 rows moved are held and sent with COMMIT as one compound
-// batch (model/batch.go). Raced from two nodes, one commits and the other
+// batch (model/sqlexec/held.go). Raced from two nodes, one commits and the other
 // ends ErrUnmet, never a doubled claim.
 func TestHeldClaimRacedFromTwoNodes(t *testing.T) {
 	a, b := node(t, 0), node(t, 2)

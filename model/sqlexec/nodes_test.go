@@ -1,11 +1,8 @@
-package model_test
+package sqlexec
 
 import (
 	"strings"
 	"testing"
-
-	"orderflow/internal/testenv"
-	"orderflow/model"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -14,13 +11,13 @@ import (
 // refuses (nothing listens on port 1), so every connection goes to the
 // second, and the ledger works through it.
 func TestNodeListSkipsADeadNode(t *testing.T) {
-	dsn := testenv.Database(t)
+	dsn := serverDatabase(t)
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	listed := strings.Replace(dsn, "@tcp(", "@tcp(127.0.0.1:1,", 1)
-	db, err := model.Open(listed, model.PoolConfig{MaxOpen: 4})
+	db, err := Open(listed, PoolConfig{MaxOpen: 4})
 	if err != nil {
 		t.Fatalf("open %s: %v", listed, err)
 	}
@@ -40,7 +37,7 @@ func TestNodeListSkipsADeadNode(t *testing.T) {
 
 // With no node answering, Open fails and names every node.
 func TestNodeListAllDown(t *testing.T) {
-	_, err := model.Open("root@tcp(127.0.0.1:1,127.0.0.1:2)/x?timeout=1s", model.PoolConfig{})
+	_, err := Open("root@tcp(127.0.0.1:1,127.0.0.1:2)/x?timeout=1s", PoolConfig{})
 	if err == nil {
 		t.Fatal("open succeeded with no node up")
 	}

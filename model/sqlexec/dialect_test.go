@@ -1,4 +1,4 @@
-package model
+package sqlexec
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestSQLiteRewriteDropsLockClausesAndHints(t *testing.T) {
-	d := dialect{sqlite: true}
+	d := Dialect{SQLite: true}
 	for in, want := range map[string]string{
 		"SELECT id FROM card_keys WHERE product_id = ? LIMIT ? FOR UPDATE SKIP LOCKED": "SELECT id FROM card_keys WHERE product_id = ? LIMIT ?",
 		"SELECT status FROM `groups` WHERE id = ? FOR UPDATE":                          "SELECT status FROM `groups` WHERE id = ?",
@@ -16,14 +16,14 @@ func TestSQLiteRewriteDropsLockClausesAndHints(t *testing.T) {
 		if got := d.rewrite(in); got != want {
 			t.Errorf("rewrite(%q) = %q, want %q", in, got, want)
 		}
-		if got := (dialect{}).rewrite(in); got != in {
+		if got := (Dialect{}).rewrite(in); got != in {
 			t.Errorf("mysql rewrite changed %q to %q", in, got)
 		}
 	}
-	if got := d.concat("'a:'", "?", "user_id"); got != "'a:' || ? || user_id" {
+	if got := d.Concat("'a:'", "?", "user_id"); got != "'a:' || ? || user_id" {
 		t.Errorf("sqlite concat = %q", got)
 	}
-	if got := (dialect{}).concat("'a:'", "?"); got != "CONCAT('a:', ?)" {
+	if got := (Dialect{}).Concat("'a:'", "?"); got != "CONCAT('a:', ?)" {
 		t.Errorf("mysql concat = %q", got)
 	}
 }
@@ -32,7 +32,7 @@ func TestSQLiteRewriteDropsLockClausesAndHints(t *testing.T) {
 // sorts in time order whatever zone or precision the caller used.
 func TestSQLiteArgsNormalizeTimes(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 0, 0, 123456789, time.FixedZone("CST", 8*3600))
-	args := dialect{sqlite: true}.args([]any{at, &at, (*time.Time)(nil), 5})
+	args := Dialect{SQLite: true}.args([]any{at, &at, (*time.Time)(nil), 5})
 	want := time.Date(2026, 11, 30, 2, 0, 0, 123000000, time.UTC)
 	if got := args[0].(time.Time); !got.Equal(want) || got.Location() != time.UTC || got.Nanosecond() != 123000000 {
 		t.Errorf("time arg = %v, want %v", got, want)
@@ -48,12 +48,12 @@ func TestSQLiteArgsNormalizeTimes(t *testing.T) {
 func TestNullTimeScansTextAndTimes(t *testing.T) {
 	want := time.Date(2026, 11, 30, 2, 0, 0, 123000000, time.UTC)
 	for _, v := range []any{want, "2026-11-30 02:00:00.123+00:00", []byte("2026-11-30 02:00:00.123"), "2026-11-30T02:00:00.123Z"} {
-		var n nullTime
+		var n NullTime
 		if err := n.Scan(v); err != nil || !n.Valid || !n.Time.Equal(want) {
 			t.Errorf("Scan(%v) = %+v, %v; want %v", v, n, err, want)
 		}
 	}
-	var n nullTime
+	var n NullTime
 	if err := n.Scan(nil); err != nil || n.Valid {
 		t.Errorf("Scan(nil) = %+v, %v", n, err)
 	}
