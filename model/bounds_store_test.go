@@ -30,6 +30,18 @@ func stores(t *testing.T) map[string]*bundle {
 	return map[string]*bundle{"mariadb": setup(t), "sqlite": {store: model.NewStore(lite), db: lite, ctx: context.Background()}}
 }
 
+// eachStore runs test as a subtest on each of stores' backends, its clock
+// (bd.now) set.
+func eachStore(t *testing.T, test func(t *testing.T, bd *bundle)) {
+	t.Helper()
+	for name, bd := range stores(t) {
+		if bd.now.IsZero() {
+			bd.now = time.Now().UTC().Truncate(time.Millisecond)
+		}
+		t.Run(name, func(t *testing.T) { test(t, bd) })
+	}
+}
+
 // TestWalletAndSubscriptionBounds: a credit that would take a wallet past
 // MaxBalanceCents and an extension that would end a subscription past
 // MaxTime are refused with their bound, and the transaction they ran in

@@ -2,7 +2,6 @@ package model_test
 
 import (
 	"testing"
-	"time"
 
 	"orderflow/model"
 )
@@ -11,20 +10,17 @@ import (
 // a causal read is the plain read: nothing to wait for, nothing to fail.
 // tests/ha shows the wait on a cluster.
 func TestCausalReadsOffGaleraAreThePlainReads(t *testing.T) {
-	for name, bd := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			if model.Galera(bd.store) {
-				t.Fatal("taken for a Galera node")
-			}
-			bd.now = time.Now().UTC().Truncate(time.Millisecond)
-			o := bd.order(t, model.OrderClosed)
-			got, err := bd.store.Causal().OrderByID(bd.ctx, o.ID)
-			if err != nil || got.OrderNo != o.OrderNo || got.Status != model.OrderClosed {
-				t.Fatalf("causal OrderByID = %+v, %v; want %s closed", got, err, o.OrderNo)
-			}
-			if rs, err := bd.store.Causal().RefundsForOrder(bd.ctx, o.ID); err != nil || len(rs) != 0 {
-				t.Fatalf("causal RefundsForOrder = %v, %v; want none", rs, err)
-			}
-		})
-	}
+	eachStore(t, func(t *testing.T, bd *bundle) {
+		if model.Galera(bd.store) {
+			t.Fatal("taken for a Galera node")
+		}
+		o := bd.order(t, model.OrderClosed)
+		got, err := bd.store.Causal().OrderByID(bd.ctx, o.ID)
+		if err != nil || got.OrderNo != o.OrderNo || got.Status != model.OrderClosed {
+			t.Fatalf("causal OrderByID = %+v, %v; want %s closed", got, err, o.OrderNo)
+		}
+		if rs, err := bd.store.Causal().RefundsForOrder(bd.ctx, o.ID); err != nil || len(rs) != 0 {
+			t.Fatalf("causal RefundsForOrder = %v, %v; want none", rs, err)
+		}
+	})
 }

@@ -32,14 +32,10 @@ func (s *Store) InsertHeldPayment(ctx context.Context, h *HeldPayment) (bool, er
 
 // HeldPaymentsForOrder lists the payments held against an order, oldest first.
 func (s *Store) HeldPaymentsForOrder(ctx context.Context, orderID int64) ([]HeldPayment, error) {
-	var out []HeldPayment
-	err := s.all(ctx, &out, `SELECT * FROM held_payments WHERE order_id = ? ORDER BY id`, orderID)
-	return out, err
+	return rowsOf[HeldPayment](ctx, s, `SELECT * FROM held_payments WHERE order_id = ? ORDER BY id`, orderID)
 }
 
 // CountHeldPayments returns how many payments are held for an operator.
 func (s *Store) CountHeldPayments(ctx context.Context) (int64, error) {
-	var n int64
-	err := s.first(ctx, &n, `SELECT COUNT(*) FROM held_payments`)
-	return n, err
+	return valueOf[int64](ctx, s, `SELECT COUNT(*) FROM held_payments`)
 }

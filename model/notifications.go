@@ -30,32 +30,23 @@ func (s *Store) InsertNotification(ctx context.Context, n *Notification) error {
 
 // NotificationsByKind lists notifications of one kind, oldest first.
 func (s *Store) NotificationsByKind(ctx context.Context, kind string) ([]Notification, error) {
-	var out []Notification
-	err := s.all(ctx, &out, `SELECT * FROM notifications WHERE kind = ? ORDER BY id`, kind)
-	return out, err
+	return rowsOf[Notification](ctx, s, `SELECT * FROM notifications WHERE kind = ? ORDER BY id`, kind)
 }
 
 // CountUndelivered returns how many notifications wait for delivery.
 func (s *Store) CountUndelivered(ctx context.Context) (int64, error) {
-	var n int64
-	err := s.first(ctx, &n, `SELECT COUNT(*) FROM notifications WHERE delivered_at IS NULL`)
-	return n, err
+	return valueOf[int64](ctx, s, `SELECT COUNT(*) FROM notifications WHERE delivered_at IS NULL`)
 }
 
 // UndeliveredNotifications lists notifications not yet acknowledged, oldest first.
 func (s *Store) UndeliveredNotifications(ctx context.Context, limit int) ([]Notification, error) {
-	var out []Notification
-	err := s.all(ctx, &out, `SELECT * FROM notifications WHERE delivered_at IS NULL ORDER BY id LIMIT ?`, limit)
-	return out, err
+	return rowsOf[Notification](ctx, s, `SELECT * FROM notifications WHERE delivered_at IS NULL ORDER BY id LIMIT ?`, limit)
 }
 
 // LeaseNotification claims a pending notification for one delivery until
 // `until`; false means it was delivered or another round holds it.
 func (s *Store) LeaseNotification(ctx context.Context, id int64, now, until time.Time) (bool, error) {
-	n, err := s.exec(ctx,
-		`UPDATE notifications SET lease_until = ? WHERE id = ? AND delivered_at IS NULL AND (lease_until IS NULL OR lease_until < ?)`,
-		until, id, now)
-	return n == 1, err
+	return s.leaseDelivery(ctx, "notifications", id, now, until)
 }
 
 // MarkNotificationDelivered records the webhook's acknowledgement once.
@@ -67,9 +58,6 @@ func (s *Store) MarkNotificationDelivered(ctx context.Context, id int64, at time
 // NoteNotificationFailure records a failed delivery and drops the lease;
 // the row stays pending for the next round.
 func (s *Store) NoteNotificationFailure(ctx context.Context, id int64, why string) error {
-	if len(why) > 255 {
-		why = why[:255]
-	}
-	_, err := s.exec(ctx, `UPDATE notifications SET attempts = attempts + 1, last_error = ?, lease_until = NULL WHERE id = ? AND delivered_at IS NULL`, why, id)
+	_, err := s.exec(ctx, `UPDATE notifications SET attempts = attempts + 1, last_error = ?, lease_until = NULL WHERE id = ? AND delivered_at IS NULL`, clip(why, 255), id)
 	return err
 }

@@ -82,20 +82,12 @@ func (s *Store) InsertOrderInSlot(ctx context.Context, o *Order, max int) (bool,
 
 // OrderByNo loads an order by its number.
 func (s *Store) OrderByNo(ctx context.Context, orderNo string) (*Order, error) {
-	var o Order
-	if err := s.first(ctx, &o, `SELECT * FROM orders WHERE order_no = ?`, orderNo); err != nil {
-		return nil, err
-	}
-	return &o, nil
+	return rowOf[Order](ctx, s, `SELECT * FROM orders WHERE order_no = ?`, orderNo)
 }
 
 // OrderByID loads an order by its primary key.
 func (s *Store) OrderByID(ctx context.Context, id int64) (*Order, error) {
-	var o Order
-	if err := s.first(ctx, &o, `SELECT * FROM orders WHERE id = ?`, id); err != nil {
-		return nil, err
-	}
-	return &o, nil
+	return rowOf[Order](ctx, s, `SELECT * FROM orders WHERE id = ?`, id)
 }
 
 // ListOrders pages through orders, newest first, optionally of one status.
@@ -108,9 +100,7 @@ func (s *Store) ListOrders(ctx context.Context, status *OrderStatus, beforeID in
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit)
-	var out []Order
-	err := s.all(ctx, &out, q, args...)
-	return out, err
+	return rowsOf[Order](ctx, s, q, args...)
 }
 
 // CountOrdersByStatus returns the number of orders per status.

@@ -31,11 +31,7 @@ func (s *Store) InsertProduct(ctx context.Context, p *Product) error {
 
 // ProductByID loads one product.
 func (s *Store) ProductByID(ctx context.Context, id int64) (*Product, error) {
-	var p Product
-	if err := s.first(ctx, &p, `SELECT * FROM products WHERE id = ?`, id); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return rowOf[Product](ctx, s, `SELECT * FROM products WHERE id = ?`, id)
 }
 
 // TakeProductStock decrements a limited non-card product's stock by qty if
@@ -64,9 +60,7 @@ func (s *Store) SellableStock(ctx context.Context, p *Product) (int64, error) {
 		}
 		return *row.Stock, nil
 	}
-	var n int64
-	err := s.first(ctx, &n, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED')`, p.ID)
-	return n, err
+	return valueOf[int64](ctx, s, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED')`, p.ID)
 }
 
 // RestoreFlow names a committed stock restore (close or refund restore).
@@ -100,14 +94,10 @@ func (s *Store) StockSnapshot(ctx context.Context, p *Product, since time.Time) 
 
 // LimitedProductIDs lists products whose stock is tracked (cards and limited others).
 func (s *Store) LimitedProductIDs(ctx context.Context) ([]int64, error) {
-	var ids []int64
-	err := s.all(ctx, &ids, `SELECT id FROM products WHERE kind = 'card' OR stock IS NOT NULL ORDER BY id`)
-	return ids, err
+	return rowsOf[int64](ctx, s, `SELECT id FROM products WHERE kind = 'card' OR stock IS NOT NULL ORDER BY id`)
 }
 
 // LimitedProductsAfter pages the products whose stock is tracked, by id.
 func (s *Store) LimitedProductsAfter(ctx context.Context, afterID int64, limit int) ([]Product, error) {
-	var ps []Product
-	err := s.all(ctx, &ps, `SELECT * FROM products WHERE (kind = 'card' OR stock IS NOT NULL) AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
-	return ps, err
+	return rowsOf[Product](ctx, s, `SELECT * FROM products WHERE (kind = 'card' OR stock IS NOT NULL) AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
 }

@@ -73,21 +73,13 @@ func (s *Store) InsertRefund(ctx context.Context, r *Refund) (bool, error) {
 
 // RefundByNo loads a refund by its current refund_no.
 func (s *Store) RefundByNo(ctx context.Context, refundNo string) (*Refund, error) {
-	var r Refund
-	if err := s.first(ctx, &r, `SELECT * FROM refunds WHERE refund_no = ?`, refundNo); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return rowOf[Refund](ctx, s, `SELECT * FROM refunds WHERE refund_no = ?`, refundNo)
 }
 
 // RefundByBaseNo loads a refund by the number it was opened under (its
 // refund_no until an operator's retry gave it another).
 func (s *Store) RefundByBaseNo(ctx context.Context, baseNo string) (*Refund, error) {
-	var r Refund
-	if err := s.first(ctx, &r, `SELECT * FROM refunds WHERE base_no = ?`, baseNo); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return rowOf[Refund](ctx, s, `SELECT * FROM refunds WHERE base_no = ?`, baseNo)
 }
 
 // AddRefunded counts amount against order id's payment, in the refund's
@@ -103,9 +95,7 @@ func (s *Store) AddRefunded(ctx context.Context, id, amount int64) (bool, error)
 
 // RefundsForOrder lists an order's refunds.
 func (s *Store) RefundsForOrder(ctx context.Context, orderID int64) ([]Refund, error) {
-	var out []Refund
-	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE order_id = ? ORDER BY id`, orderID)
-	return out, err
+	return rowsOf[Refund](ctx, s, `SELECT * FROM refunds WHERE order_id = ? ORDER BY id`, orderID)
 }
 
 // ListRefunds pages refunds, newest first, optionally of one status.
@@ -137,9 +127,7 @@ func (s *Store) CountRefundsByStatus(ctx context.Context) (map[RefundStatus]int6
 
 // UnfinishedRefunds counts an order's refunds that have not succeeded.
 func (s *Store) UnfinishedRefunds(ctx context.Context, orderID int64) (int64, error) {
-	var n int64
-	err := s.first(ctx, &n, `SELECT COUNT(*) FROM refunds WHERE order_id = ? AND status <> ?`, orderID, RefundSucceeded)
-	return n, err
+	return valueOf[int64](ctx, s, `SELECT COUNT(*) FROM refunds WHERE order_id = ? AND status <> ?`, orderID, RefundSucceeded)
 }
 
 // RefundMove is one conditional status change of a refund.
@@ -196,9 +184,7 @@ func (s *Store) CountRefundAttempt(ctx context.Context, id int64, at time.Time) 
 	if _, err := s.exec(ctx, `UPDATE refunds SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = ?`, at, id, RefundProcessing); err != nil {
 		return 0, err
 	}
-	var n int
-	err := s.first(ctx, &n, `SELECT attempts FROM refunds WHERE id = ?`, id)
-	return n, err
+	return valueOf[int](ctx, s, `SELECT attempts FROM refunds WHERE id = ?`, id)
 }
 
 // ProviderNote is what an execute run learned from the provider about one
@@ -219,11 +205,8 @@ type ProviderNote struct {
 // over that would make the retry reuse a number the provider failed. false
 // means the refund moved on and nothing was written.
 func (s *Store) NoteRefundProvider(ctx context.Context, n ProviderNote) (bool, error) {
-	if len(n.LastErr) > 255 {
-		n.LastErr = n.LastErr[:255]
-	}
 	rows, err := s.exec(ctx, `UPDATE refunds SET provider_status = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = ? AND refund_no = ?`,
-		n.Status, n.LastErr, n.At, n.ID, n.From, n.RefundNo)
+		n.Status, clip(n.LastErr, 255), n.At, n.ID, n.From, n.RefundNo)
 	return rows == 1, err
 }
 

@@ -10,44 +10,24 @@ import (
 
 // PaymentsByTrades loads a provider's payments by trade number.
 func (s *Store) PaymentsByTrades(ctx context.Context, provider string, tradeNos []string) ([]Payment, error) {
-	var out []Payment
-	if len(tradeNos) == 0 {
-		return out, nil
-	}
-	err := s.all(ctx, &out, `SELECT * FROM payments WHERE provider = ? AND trade_no IN ?`, provider, tradeNos)
-	return out, err
+	return rowsIn[Payment](ctx, s, tradeNos, `SELECT * FROM payments WHERE provider = ? AND trade_no IN ?`, provider, tradeNos)
 }
 
 // RefundsByNos loads a provider's refunds by the numbers orderflow sent
 // them under (the current refund_no or the one it was opened under).
 func (s *Store) RefundsByNos(ctx context.Context, provider string, nos []string) ([]Refund, error) {
-	var out []Refund
-	if len(nos) == 0 {
-		return out, nil
-	}
-	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE provider = ? AND (refund_no IN ? OR base_no IN ?)`, provider, nos, nos)
-	return out, err
+	return rowsIn[Refund](ctx, s, nos, `SELECT * FROM refunds WHERE provider = ? AND (refund_no IN ? OR base_no IN ?)`, provider, nos, nos)
 }
 
 // RefundsByProviderRefs loads the refunds recorded from a provider's own
 // ids (refunds made outside orderflow).
 func (s *Store) RefundsByProviderRefs(ctx context.Context, provider string, refs []string) ([]Refund, error) {
-	var out []Refund
-	if len(refs) == 0 {
-		return out, nil
-	}
-	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE provider = ? AND provider_ref IN ?`, provider, refs)
-	return out, err
+	return rowsIn[Refund](ctx, s, refs, `SELECT * FROM refunds WHERE provider = ? AND provider_ref IN ?`, provider, refs)
 }
 
 // DisputesByIDs loads a provider's disputes by the provider's ids.
 func (s *Store) DisputesByIDs(ctx context.Context, provider string, ids []string) ([]Dispute, error) {
-	var out []Dispute
-	if len(ids) == 0 {
-		return out, nil
-	}
-	err := s.all(ctx, &out, `SELECT * FROM disputes WHERE provider = ? AND dispute_id IN ?`, provider, ids)
-	return out, err
+	return rowsIn[Dispute](ctx, s, ids, `SELECT * FROM disputes WHERE provider = ? AND dispute_id IN ?`, provider, ids)
 }
 
 // Stated tables: what MarkStated marks.
@@ -75,19 +55,15 @@ func (s *Store) MarkStated(ctx context.Context, table string, ids []int64, day s
 // UnstatedPayments lists a provider's payments of [from, to) (the
 // provider's time) that no statement has listed, in id order after afterID.
 func (s *Store) UnstatedPayments(ctx context.Context, provider string, from, to time.Time, afterID int64, limit int) ([]Payment, error) {
-	var out []Payment
-	err := s.all(ctx, &out, `SELECT * FROM payments WHERE provider = ? AND paid_at >= ? AND paid_at < ? AND stated_on IS NULL AND id > ?
+	return rowsOf[Payment](ctx, s, `SELECT * FROM payments WHERE provider = ? AND paid_at >= ? AND paid_at < ? AND stated_on IS NULL AND id > ?
 		ORDER BY id LIMIT ?`, provider, from, to, afterID, limit)
-	return out, err
 }
 
 // UnstatedRefunds lists a provider's refunds that succeeded in [from, to)
 // and that no statement has listed, in id order after afterID.
 func (s *Store) UnstatedRefunds(ctx context.Context, provider string, from, to time.Time, afterID int64, limit int) ([]Refund, error) {
-	var out []Refund
-	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE provider = ? AND status = ? AND succeeded_at >= ? AND succeeded_at < ?
+	return rowsOf[Refund](ctx, s, `SELECT * FROM refunds WHERE provider = ? AND status = ? AND succeeded_at >= ? AND succeeded_at < ?
 		AND stated_on IS NULL AND id > ? ORDER BY id LIMIT ?`, provider, RefundSucceeded, from, to, afterID, limit)
-	return out, err
 }
 
 // InsertProviderRefund records, once per provider id, a refund the

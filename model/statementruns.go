@@ -54,20 +54,12 @@ func (s *Store) InsertStatementRun(ctx context.Context, r *StatementRun) (bool, 
 // ActiveStatementRun loads the run of provider and day that is queued or
 // running, or ErrNotFound.
 func (s *Store) ActiveStatementRun(ctx context.Context, provider, day string) (*StatementRun, error) {
-	var r StatementRun
-	if err := s.first(ctx, &r, `SELECT * FROM statement_runs WHERE provider = ? AND day = ? AND active = 1`, provider, day); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return rowOf[StatementRun](ctx, s, `SELECT * FROM statement_runs WHERE provider = ? AND day = ? AND active = 1`, provider, day)
 }
 
 // StatementRunByID loads one run.
 func (s *Store) StatementRunByID(ctx context.Context, id int64) (*StatementRun, error) {
-	var r StatementRun
-	if err := s.first(ctx, &r, `SELECT * FROM statement_runs WHERE id = ?`, id); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return rowOf[StatementRun](ctx, s, `SELECT * FROM statement_runs WHERE id = ?`, id)
 }
 
 // StartStatementRun moves a queued run to running; false when it was not
@@ -123,17 +115,13 @@ func (s *Store) BumpStatementRunGen(ctx context.Context, id int64, gen int) (boo
 // ActiveStatementRunsPage lists the runs queued or running before t, in
 // id order after afterID: the sweep's walk.
 func (s *Store) ActiveStatementRunsPage(ctx context.Context, before time.Time, afterID int64, limit int) ([]StatementRun, error) {
-	var out []StatementRun
-	err := s.all(ctx, &out, `SELECT * FROM statement_runs WHERE active = 1 AND created_at < ? AND id > ? ORDER BY id LIMIT ?`,
+	return rowsOf[StatementRun](ctx, s, `SELECT * FROM statement_runs WHERE active = 1 AND created_at < ? AND id > ? ORDER BY id LIMIT ?`,
 		before, afterID, limit)
-	return out, err
 }
 
 // StatementRunsLatest lists the newest runs, newest first.
 func (s *Store) StatementRunsLatest(ctx context.Context, limit int) ([]StatementRun, error) {
-	var out []StatementRun
-	err := s.all(ctx, &out, `SELECT * FROM statement_runs ORDER BY id DESC LIMIT ?`, limit)
-	return out, err
+	return rowsOf[StatementRun](ctx, s, `SELECT * FROM statement_runs ORDER BY id DESC LIMIT ?`, limit)
 }
 
 // LastGoodStatementRuns maps each provider to the finish time of its

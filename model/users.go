@@ -36,20 +36,12 @@ func (s *Store) InsertUser(ctx context.Context, u *User) error {
 
 // UserByID loads one user.
 func (s *Store) UserByID(ctx context.Context, id int64) (*User, error) {
-	var u User
-	if err := s.first(ctx, &u, `SELECT * FROM users WHERE id = ?`, id); err != nil {
-		return nil, err
-	}
-	return &u, nil
+	return rowOf[User](ctx, s, `SELECT * FROM users WHERE id = ?`, id)
 }
 
 // UserByTokenHash finds the user a bearer token belongs to.
 func (s *Store) UserByTokenHash(ctx context.Context, hash string) (*User, error) {
-	var u User
-	if err := s.first(ctx, &u, `SELECT * FROM users WHERE token_hash = ?`, hash); err != nil {
-		return nil, err
-	}
-	return &u, nil
+	return rowOf[User](ctx, s, `SELECT * FROM users WHERE token_hash = ?`, hash)
 }
 
 // TakePendingSlot counts one more pending order for the buyer if that keeps

@@ -152,11 +152,7 @@ func newEventID() (string, error) {
 
 // WebhookByEventID loads a webhook by its public id.
 func (s *Store) WebhookByEventID(ctx context.Context, eventID string) (*Webhook, error) {
-	var w Webhook
-	if err := s.first(ctx, &w, `SELECT * FROM webhooks WHERE event_id = ?`, eventID); err != nil {
-		return nil, err
-	}
-	return &w, nil
+	return rowOf[Webhook](ctx, s, `SELECT * FROM webhooks WHERE event_id = ?`, eventID)
 }
 
 // ListWebhooks pages webhooks newest first, optionally of one status
@@ -171,25 +167,28 @@ func (s *Store) ListWebhooks(ctx context.Context, status string, limit int) ([]W
 	case WebhookPending:
 		q += ` WHERE delivered_at IS NULL AND attempts = 0`
 	}
-	var out []Webhook
-	err := s.all(ctx, &out, q+` ORDER BY id DESC LIMIT ?`, limit)
-	return out, err
+	return rowsOf[Webhook](ctx, s, q+` ORDER BY id DESC LIMIT ?`, limit)
 }
 
 // UndeliveredWebhooksPage is the sweep's page of webhooks not yet
 // delivered, written before `before`, after the id afterID, by id.
 func (s *Store) UndeliveredWebhooksPage(ctx context.Context, before time.Time, afterID int64, limit int) ([]Webhook, error) {
-	var out []Webhook
-	err := s.all(ctx, &out, `SELECT * FROM webhooks WHERE delivered_at IS NULL AND id > ? AND created_at < ? ORDER BY id LIMIT ?`,
+	return rowsOf[Webhook](ctx, s, `SELECT * FROM webhooks WHERE delivered_at IS NULL AND id > ? AND created_at < ? ORDER BY id LIMIT ?`,
 		afterID, before, limit)
-	return out, err
 }
 
 // LeaseWebhook claims an undelivered webhook for one post until `until`;
 // false means it was delivered or another delivery holds it.
 func (s *Store) LeaseWebhook(ctx context.Context, id int64, now, until time.Time) (bool, error) {
+	return s.leaseDelivery(ctx, "webhooks", id, now, until)
+}
+
+// leaseDelivery is the one lease of the two delivery tables (webhooks,
+// notifications): row id, while undelivered and not leased past now, is
+// held until `until`; false means it was delivered or another holds it.
+func (s *Store) leaseDelivery(ctx context.Context, table string, id int64, now, until time.Time) (bool, error) {
 	n, err := s.exec(ctx,
-		`UPDATE webhooks SET lease_until = ? WHERE id = ? AND delivered_at IS NULL AND (lease_until IS NULL OR lease_until < ?)`,
+		`UPDATE `+table+` SET lease_until = ? WHERE id = ? AND delivered_at IS NULL AND (lease_until IS NULL OR lease_until < ?)`,
 		until, id, now)
 	return n == 1, err
 }
@@ -205,12 +204,9 @@ func (s *Store) MarkWebhookDelivered(ctx context.Context, id int64, at time.Time
 // NoteWebhookFailure records a failed post, when the next one is due, and
 // drops the lease; the row stays undelivered.
 func (s *Store) NoteWebhookFailure(ctx context.Context, id int64, why string, next time.Time) error {
-	if len(why) > 255 {
-		why = why[:255]
-	}
 	_, err := s.exec(ctx,
 		`UPDATE webhooks SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ? AND delivered_at IS NULL`,
-		why, next, id)
+		clip(why, 255), next, id)
 	return err
 }
 

@@ -8,6 +8,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"embed"
 	"errors"
@@ -79,22 +80,39 @@ func (c *Console) Mount(mux *http.ServeMux) {
 // (or, for a method other than GET/HEAD, answered 401).
 func (c *Console) page(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sess, ok, err := c.sessions.valid(r)
-		if err != nil {
-			c.unavailable(w, r, err)
-			return
-		}
-		if !ok {
+		sess, ok := c.signedIn(w, r, func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
-				http.Error(w, "log in at /console/login", http.StatusUnauthorized)
+				toLogin(w, r)
 				return
 			}
 			http.Redirect(w, r, "/console/login", http.StatusSeeOther)
+		})
+		if !ok {
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		next(w, withSession(r, sess))
 	})
+}
+
+// signedIn is the request's valid session. Without one it answers and
+// returns false: unavailable when the sessions cannot be read, otherwise
+// as stranger does.
+func (c *Console) signedIn(w http.ResponseWriter, r *http.Request, stranger http.HandlerFunc) (session, bool) {
+	sess, ok, err := c.sessions.valid(r)
+	if err != nil {
+		c.unavailable(w, r, err)
+		return session{}, false
+	}
+	if !ok {
+		stranger(w, r)
+	}
+	return sess, ok
+}
+
+// toLogin answers a request without a session 401, pointing at the login.
+func toLogin(w http.ResponseWriter, _ *http.Request) {
+	http.Error(w, "log in at /console/login", http.StatusUnauthorized)
 }
 
 // act admits an action (a POST that changes something) of an operator or
@@ -108,13 +126,8 @@ func (c *Console) act(next http.HandlerFunc) http.Handler {
 // token.
 func (c *Console) action(need operators.Role, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sess, ok, err := c.sessions.valid(r)
-		if err != nil {
-			c.unavailable(w, r, err)
-			return
-		}
+		sess, ok := c.signedIn(w, r, toLogin)
 		if !ok {
-			http.Error(w, "log in at /console/login", http.StatusUnauthorized)
 			return
 		}
 		if sameorigin.Of(r) == sameorigin.Cross {
@@ -151,6 +164,16 @@ type view struct {
 	// server refuses a viewer's post anyway).
 	CanAct bool
 	Data   any
+}
+
+// showView renders page with the view load builds, or the error page when
+// it cannot be built.
+func showView[V any](c *Console, w http.ResponseWriter, r *http.Request, page, title string, load func(context.Context) (V, error)) {
+	v, err := load(r.Context())
+	if c.failed(w, r, err) {
+		return
+	}
+	c.render(w, r, http.StatusOK, page, title, v)
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {

@@ -55,11 +55,7 @@ type disputeRow struct {
 
 // needs is the console's home: everything the system cannot finish alone.
 func (c *Console) needs(w http.ResponseWriter, r *http.Request) {
-	v, err := c.needsView(r.Context())
-	if c.failed(w, r, err) {
-		return
-	}
-	c.render(w, r, http.StatusOK, "needs", "Needs a hand", v)
+	showView(c, w, r, "needs", "Needs a hand", c.needsView)
 }
 
 func (c *Console) needsView(ctx context.Context) (*needsView, error) {

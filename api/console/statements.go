@@ -36,11 +36,7 @@ type runRow struct {
 }
 
 func (c *Console) statements(w http.ResponseWriter, r *http.Request) {
-	v, err := c.statementsView(r.Context())
-	if c.failed(w, r, err) {
-		return
-	}
-	c.render(w, r, http.StatusOK, "statements", "Statements", v)
+	showView(c, w, r, "statements", "Statements", c.statementsView)
 }
 
 func (c *Console) statementsView(ctx context.Context) (*statementsView, error) {

@@ -48,36 +48,37 @@ func skipFinal(h asynq.Handler) asynq.Handler {
 	})
 }
 
-func handleOrderClose(uc *svc.UseCases) asynq.HandlerFunc {
+// decoded is a handler that decodes the task's payload P and hands it to
+// run; a payload that does not decode is tasks.Decode's error (final, never
+// retried).
+func decoded[P any](run func(ctx context.Context, p P) error) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) error {
-		var p tasks.OrderPayload
+		var p P
 		if err := tasks.Decode(t, &p); err != nil {
 			return err
 		}
-		return uc.Orders.Expire(ctx, p.OrderNo)
+		return run(ctx, p)
 	}
+}
+
+func handleOrderClose(uc *svc.UseCases) asynq.HandlerFunc {
+	return decoded(func(ctx context.Context, p tasks.OrderPayload) error {
+		return uc.Orders.Expire(ctx, p.OrderNo)
+	})
 }
 
 func handleRefundExecute(uc *svc.UseCases) asynq.HandlerFunc {
-	return func(ctx context.Context, t *asynq.Task) error {
-		var p tasks.RefundPayload
-		if err := tasks.Decode(t, &p); err != nil {
-			return err
-		}
+	return decoded(func(ctx context.Context, p tasks.RefundPayload) error {
 		return uc.Refunds.Execute(ctx, p.RefundNo, p.Gen)
-	}
+	})
 }
 
 func handleGroupSettle(uc *svc.UseCases) asynq.HandlerFunc {
-	return func(ctx context.Context, t *asynq.Task) error {
-		var p tasks.GroupPayload
-		if err := tasks.Decode(t, &p); err != nil {
-			return err
-		}
+	return decoded(func(ctx context.Context, p tasks.GroupPayload) error {
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		return uc.Groups.Settle(ctx, p.GroupNo, p.Manual, retried, maxRetry)
-	}
+	})
 }
 
 // handleNotifyDeliver first writes settlements that ran out of budget while
@@ -99,14 +100,10 @@ func handleNotifyDeliver(uc *svc.UseCases, log *zap.Logger) asynq.HandlerFunc {
 // with the time asynq will retry it (this task's schedule), so the
 // operator's list shows when the next try comes.
 func handleWebhookDeliver(uc *svc.UseCases, table tasks.Table) asynq.HandlerFunc {
-	return func(ctx context.Context, t *asynq.Task) error {
-		var p tasks.WebhookPayload
-		if err := tasks.Decode(t, &p); err != nil {
-			return err
-		}
+	return decoded(func(ctx context.Context, p tasks.WebhookPayload) error {
 		retried, _ := asynq.GetRetryCount(ctx)
-		return uc.Webhooks.Deliver(ctx, p.EventID, table[t.Type()].Delay(retried))
-	}
+		return uc.Webhooks.Deliver(ctx, p.EventID, table[tasks.TypeWebhookDeliver].Delay(retried))
+	})
 }
 
 func handleReconcile(uc *svc.UseCases, log *zap.Logger) asynq.HandlerFunc {
@@ -118,14 +115,10 @@ func handleReconcile(uc *svc.UseCases, log *zap.Logger) asynq.HandlerFunc {
 }
 
 func handleOrderActivate(uc *svc.UseCases) asynq.HandlerFunc {
-	return func(ctx context.Context, t *asynq.Task) error {
-		var p tasks.OrderPayload
-		if err := tasks.Decode(t, &p); err != nil {
-			return err
-		}
+	return decoded(func(ctx context.Context, p tasks.OrderPayload) error {
 		taskID, _ := asynq.GetTaskID(ctx)
 		return uc.Orders.Activate(ctx, p.OrderNo, taskID)
-	}
+	})
 }
 
 // handleSweep runs one sweep pass; the pass logs its own report.
@@ -139,13 +132,9 @@ func handleSweep(uc *svc.UseCases) asynq.HandlerFunc {
 // handlePaymentQuery asks a pending order's providers about its started
 // payments (a lost notification); a confirmed one is applied by Pay.
 func handlePaymentQuery(uc *svc.UseCases) asynq.HandlerFunc {
-	return func(ctx context.Context, t *asynq.Task) error {
-		var p tasks.OrderPayload
-		if err := tasks.Decode(t, &p); err != nil {
-			return err
-		}
+	return decoded(func(ctx context.Context, p tasks.OrderPayload) error {
 		return uc.Orders.RecoverPayment(ctx, p.OrderNo)
-	}
+	})
 }
 
 // handleStatements is the daily job: a run of yesterday and the look-back
@@ -159,13 +148,9 @@ func handleStatements(uc *svc.UseCases) asynq.HandlerFunc {
 // handleStatementRun reads and matches one run's day; its last try fails
 // the run (asynq's count, so it survives a crashed worker).
 func handleStatementRun(uc *svc.UseCases) asynq.HandlerFunc {
-	return func(ctx context.Context, t *asynq.Task) error {
-		var p tasks.StatementPayload
-		if err := tasks.Decode(t, &p); err != nil {
-			return err
-		}
+	return decoded(func(ctx context.Context, p tasks.StatementPayload) error {
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		return uc.Statements.Run(ctx, p.RunID, retried, maxRetry)
-	}
+	})
 }

@@ -10,7 +10,6 @@ import (
 	"orderflow/internal/domain/account"
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/clock"
-	"orderflow/internal/infra/operators"
 	"orderflow/internal/testenv"
 	"orderflow/model"
 
@@ -24,7 +23,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func newService(t *testing.T) (*account.Service, *gorm.DB, context.Context) {
 	t.Helper()
 	db := testenv.Ledger(t)
-	ctx := operators.WithOperator(context.Background(), operators.Operator{Name: "ann", Role: operators.RoleAdmin})
+	ctx := testenv.AdminContext()
 	return account.New(model.NewStore(db), clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))), db, ctx
 }
 

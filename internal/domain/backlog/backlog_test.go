@@ -143,26 +143,29 @@ type listed struct {
 }
 
 func listedOf(n *backlog.Needs) listed {
-	l := listed{OrderReasons: n.OrderReasons, RefundReasons: n.RefundReasons, OutboxBacklog: n.OutboxBacklog, OutboxAge: n.OutboxAge, Sweep: n.Sweep}
-	for _, o := range n.FailedOrders {
-		l.FailedOrders = append(l.FailedOrders, o.OrderNo)
+	return listed{
+		FailedOrders:   numbersOf(n.FailedOrders, func(o model.Order) string { return o.OrderNo }),
+		OrderReasons:   n.OrderReasons,
+		ManualRefunds:  numbersOf(n.ManualRefunds, func(r model.Refund) string { return r.RefundNo }),
+		RefundReasons:  n.RefundReasons,
+		FailedGroups:   numbersOf(n.FailedGroups, func(g model.Group) string { return g.GroupNo }),
+		FailingNotices: numbersOf(n.FailingNotices, func(x model.Notification) string { return x.NotifyID }),
+		Held:           numbersOf(n.Held, func(h model.HeldPayment) string { return h.TradeNo }),
+		OpenDisputes:   numbersOf(n.OpenDisputes, func(d model.Dispute) string { return d.DisputeID }),
+		OutboxBacklog:  n.OutboxBacklog,
+		OutboxAge:      n.OutboxAge,
+		Sweep:          n.Sweep,
 	}
-	for _, r := range n.ManualRefunds {
-		l.ManualRefunds = append(l.ManualRefunds, r.RefundNo)
+}
+
+// numbersOf lists each row's number in order; nil for no rows, as the
+// wanted lists leave it.
+func numbersOf[T any](rows []T, number func(T) string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, number(r))
 	}
-	for _, g := range n.FailedGroups {
-		l.FailedGroups = append(l.FailedGroups, g.GroupNo)
-	}
-	for _, x := range n.FailingNotices {
-		l.FailingNotices = append(l.FailingNotices, x.NotifyID)
-	}
-	for _, h := range n.Held {
-		l.Held = append(l.Held, h.TradeNo)
-	}
-	for _, d := range n.OpenDisputes {
-		l.OpenDisputes = append(l.OpenDisputes, d.DisputeID)
-	}
-	return l
+	return out
 }
 
 func redisClient(t *testing.T, addr string, db int) redis.UniversalClient {

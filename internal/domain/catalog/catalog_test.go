@@ -11,7 +11,6 @@ import (
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/catalog"
 	"orderflow/internal/infra/clock"
-	"orderflow/internal/infra/operators"
 	"orderflow/internal/infra/stock"
 	"orderflow/internal/testenv"
 	"orderflow/model"
@@ -36,10 +35,8 @@ type shop struct {
 func newShop(t *testing.T) *shop {
 	t.Helper()
 	db := testenv.Ledger(t)
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(), DB: testenv.RedisDB(t)})
-	t.Cleanup(func() { rdb.Close() })
-	ctx := operators.WithOperator(context.Background(), operators.Operator{Name: "ann", Role: operators.RoleAdmin})
-	return &shop{ctx: ctx, db: db, rdb: rdb,
+	rdb := testenv.Redis(t)
+	return &shop{ctx: testenv.AdminContext(), db: db, rdb: rdb,
 		svc: catalog.New(model.NewStore(db), rdb, clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))}
 }
 

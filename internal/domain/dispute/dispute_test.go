@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"orderflow/internal/domain/catalog"
 	"orderflow/internal/domain/dispute"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/infra/pay"
@@ -36,20 +35,8 @@ func testApply(t *testing.T, backend testenv.Backend) {
 	}})
 	ctx := context.Background()
 	uc, st := s.UC, s.SC.Store
-	productID, err := uc.Catalog.CreateProduct(ctx, catalog.NewProduct{SKU: "dispute", Kind: "recharge", PriceCents: 700, CreditCents: 700})
-	if err != nil {
-		t.Fatal(err)
-	}
-	buyer, err := uc.Accounts.Create(ctx, "buyer", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Paid, never activated (no worker): a dispute on it is not_delivered.
-	res, err := uc.Orders.Create(ctx, order.CreateRequest{UserID: buyer.ID, ProductID: productID, Quantity: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	orderNo := res.Order.OrderNo
+	orderNo := s.NewShop(t, "dispute", 700).Order(t)
 	if _, err := uc.Orders.Pay(ctx, order.Payment{OrderNo: orderNo, TradeNo: "T-D1", AmountCents: 700}); err != nil {
 		t.Fatal(err)
 	}

@@ -53,8 +53,7 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(), DB: testenv.RedisDB(t)})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := testenv.Redis(t)
 	return &bundle{rdb: rdb, clock: clock.NewFake(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)), cl: &claims{}}
 }
 

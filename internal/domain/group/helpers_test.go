@@ -31,8 +31,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	db := testenv.Ledger(t)
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(), DB: testenv.RedisDB(t)})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := testenv.Redis(t)
 	f := &fixture{ctx: context.Background(), db: db, store: model.NewStore(db), rdb: rdb, clock: clock.NewFake(time.Now())}
 	f.svc = group.New(group.Deps{Store: f.store, Redis: rdb, Clock: f.clock, Log: zap.NewNop()})
 	return f

@@ -76,20 +76,25 @@ func (s *Service) viewCurrent(ctx context.Context, o *model.Order, v *View) bool
 		return false
 	}
 	refunds, err := ledger.RefundsForOrder(ctx, o.ID)
-	if err != nil || len(refunds) != len(v.Refunds) {
+	if err != nil || !sameRows(refunds, v.Refunds, func(r model.Refund, rv RefundView) bool {
+		return r.RefundNo == rv.RefundNo && r.Status == rv.Status
+	}) {
 		return false
-	}
-	for i, r := range refunds {
-		if r.RefundNo != v.Refunds[i].RefundNo || r.Status != v.Refunds[i].Status {
-			return false
-		}
 	}
 	disputes, err := ledger.DisputesForOrder(ctx, o.ID)
-	if err != nil || len(disputes) != len(v.Disputes) {
+	return err == nil && sameRows(disputes, v.Disputes, func(d model.Dispute, dv DisputeView) bool {
+		return d.DisputeID == dv.DisputeID && d.Status == dv.Status
+	})
+}
+
+// sameRows reports whether the view lists the ledger's rows, one for one in
+// the same order, as same judges a row against its view.
+func sameRows[R, V any](rows []R, views []V, same func(R, V) bool) bool {
+	if len(rows) != len(views) {
 		return false
 	}
-	for i, d := range disputes {
-		if d.DisputeID != v.Disputes[i].DisputeID || d.Status != v.Disputes[i].Status {
+	for i := range rows {
+		if !same(rows[i], views[i]) {
 			return false
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"orderflow/internal/domain/catalog"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/testenv"
 	"orderflow/model"
@@ -22,23 +21,8 @@ func TestPayDispositions(t *testing.T) {
 	ctx := context.Background()
 	uc := s.UC
 	const price = 500
-	productID, err := uc.Catalog.CreateProduct(ctx, catalog.NewProduct{SKU: "pay-disp", Kind: "recharge", PriceCents: price, CreditCents: price})
-	if err != nil {
-		t.Fatal(err)
-	}
-	buyer, err := uc.Accounts.Create(ctx, "buyer", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	newOrder := func(t *testing.T) string {
-		t.Helper()
-		res, err := uc.Orders.Create(ctx, order.CreateRequest{UserID: buyer.ID, ProductID: productID, Quantity: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Order.OrderNo
-	}
-	paid, held, late := newOrder(t), newOrder(t), newOrder(t)
+	shop := s.NewShop(t, "pay-disp", price)
+	paid, held, late := shop.Order(t), shop.Order(t), shop.Order(t)
 	if err := uc.Orders.Cancel(ctx, late, order.Viewer{Admin: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"orderflow/internal/domain/catalog"
-	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/payment"
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"
@@ -35,24 +33,12 @@ type notifier struct {
 func newNotifier(t *testing.T) *notifier {
 	t.Helper()
 	s := testenv.Start(t, testenv.Options{NoWorker: true}) // nothing activates or closes behind the test
-	ctx, uc := context.Background(), s.UC
-	productID, err := uc.Catalog.CreateProduct(ctx, catalog.NewProduct{SKU: "notified", Kind: "recharge", PriceCents: 500, CreditCents: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	buyer, err := uc.Accounts.Create(ctx, "buyer", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := uc.Orders.Create(ctx, order.CreateRequest{UserID: buyer.ID, ProductID: productID, Quantity: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, ok := uc.Pay.Get(pay.NamePaysim)
+	orderNo := s.NewShop(t, "notified", 500).Order(t)
+	p, ok := s.UC.Pay.Get(pay.NamePaysim)
 	if !ok {
 		t.Fatal("the simulator's provider is not enabled")
 	}
-	return &notifier{s: s, p: p, orderNo: res.Order.OrderNo}
+	return &notifier{s: s, p: p, orderNo: orderNo}
 }
 
 // notify hands body, signed with signature, to Notified as the endpoint does.
@@ -89,6 +75,17 @@ func paid(orderNo, tradeNo string, cents int64) []byte {
 
 var untouched = ledger{Status: "pending"}
 
+// refused checks a notification was refused with want and wrote nothing.
+func (n *notifier) refused(t *testing.T, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Errorf("notified: %v, want %v", err, want)
+	}
+	if diff := cmp.Diff(untouched, n.ledger(t)); diff != "" {
+		t.Errorf("ledger (-want +got):\n%s", diff)
+	}
+}
+
 // A notification whose signature does not verify is refused before
 // anything in it is read (a body that is not even JSON says so by its
 // signature, not its syntax), and nothing is written.
@@ -106,12 +103,7 @@ func TestNotifiedRefusesABadSignature(t *testing.T) {
 		{"not JSON, unsigned", "deadbeef", []byte("{not json")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if err := n.notify(c.body, c.signature); !errors.Is(err, pay.ErrBadSignature) {
-				t.Errorf("notified: %v, want ErrBadSignature", err)
-			}
-			if diff := cmp.Diff(untouched, n.ledger(t)); diff != "" {
-				t.Errorf("ledger (-want +got):\n%s", diff)
-			}
+			n.refused(t, n.notify(c.body, c.signature), pay.ErrBadSignature)
 		})
 	}
 }
@@ -135,12 +127,7 @@ func TestNotifiedRefusesAnUnusablePayment(t *testing.T) {
 		{"an amount past the bound", "T-1", model.MaxCents + 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if err := n.signed(paid(n.orderNo, c.trade, c.cents)); !errors.Is(err, payment.ErrUnusable) {
-				t.Errorf("notified: %v, want ErrUnusable", err)
-			}
-			if diff := cmp.Diff(untouched, n.ledger(t)); diff != "" {
-				t.Errorf("ledger (-want +got):\n%s", diff)
-			}
+			n.refused(t, n.signed(paid(n.orderNo, c.trade, c.cents)), payment.ErrUnusable)
 		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"orderflow/internal/infra/clock"
-	"orderflow/internal/infra/operators"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/paysim"
 	"orderflow/internal/testenv"
@@ -41,8 +40,7 @@ func newLedger(t *testing.T) *ledger {
 	}
 	st, c := model.NewStore(db), clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
 	// An operator in the context, so trail.Record writes its entries.
-	ctx := operators.WithOperator(context.Background(), operators.Operator{Name: "ann", Role: operators.RoleAdmin})
-	return &ledger{ctx: ctx, store: st, db: db, clock: c,
+	return &ledger{ctx: testenv.AdminContext(), store: st, db: db, clock: c,
 		svc: refund.New(refund.Deps{Store: st, Pay: reg, Clock: c, Log: zap.NewNop()}, refund.Settings{MaxAttempts: 1, AlertAfter: time.Hour})}
 }
 

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"orderflow/internal/domain/catalog"
-	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/statement"
 	"orderflow/internal/paysim"
 	"orderflow/internal/testenv"
@@ -36,25 +34,15 @@ func testRunADay(t *testing.T, backend testenv.Backend) {
 	s.Sim.SetClock(func() time.Time { return time.Date(day.Year(), day.Month(), day.Day(), 10, 0, 0, 0, time.UTC) })
 	dayStr := day.Format("2006-01-02")
 
-	productID, err := uc.Catalog.CreateProduct(ctx, catalog.NewProduct{SKU: "stmt", Kind: "recharge", PriceCents: 500, CreditCents: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	buyer, err := uc.Accounts.Create(ctx, "buyer", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shop := s.NewShop(t, "stmt", 500)
 	orders := make([]string, 5)
 	trades := make([]string, 4)
 	for i := range orders {
-		res, err := uc.Orders.Create(ctx, order.CreateRequest{UserID: buyer.ID, ProductID: productID, Quantity: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		orders[i] = res.Order.OrderNo
+		orders[i] = shop.Order(t)
 		if i == 4 {
 			break // pending: its payment arrives unseen
 		}
+		var err error
 		if trades[i], _, err = s.Pay.Pay(ctx, orders[i], 500, ""); err != nil {
 			t.Fatal(err)
 		}
