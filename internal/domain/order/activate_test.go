@@ -17,9 +17,9 @@ import (
 
 // A task on its own (ActivateBatch 1: no batcher) runs the batch code as a
 // batch of one, and every case the task can meet is handled there: a claim
-// of its own taken over, the attempt cap, a claim lost before the finalize,
-// a card order short of a key; a batch with a second task for one order
-// runs it after the first.
+// of its own taken over, the attempt cap, a claim lost before the finalize
+// (or the order finished by its new holder), a card order short of a key;
+// a batch with a second task for one order runs it after the first.
 func TestActivateRunsTheBatchCodeForOne(t *testing.T) {
 	t.Parallel()
 	s := testenv.Start(t, testenv.Options{NoWorker: true, Configure: func(c *svc.Config) { c.ActivateBatch = 1 }})
@@ -100,8 +100,10 @@ func TestActivateRunsTheBatchCodeForOne(t *testing.T) {
 			t.Errorf("order %s with %d effects, want failed, none", o.Status, effects(t, no))
 		}
 	})
-	t.Run("a claim lost before the finalize commits nothing", func(t *testing.T) {
-		no := paidOrder(t, recharge, 1)
+	// lostWhileDelivering holds no's delivery at its start while steal takes
+	// the claim away, and returns Activate's outcome.
+	lostWhileDelivering := func(t *testing.T, no string, steal func()) error {
+		t.Helper()
 		if err := failpoint.Enable(failpoint.ActivateDeliver, "pause@"+no); err != nil {
 			t.Fatal(err)
 		}
@@ -113,9 +115,29 @@ func TestActivateRunsTheBatchCodeForOne(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the delivery never reached its failpoint")
 		}
-		exec(t, `UPDATE orders SET claim_token = 'stolen' WHERE order_no = ?`, no)
+		steal()
 		failpoint.Release(failpoint.ActivateDeliver)
-		if err := <-done; err != nil {
+		return <-done
+	}
+	t.Run("a card order its claim's new holder finished first: nothing to do", func(t *testing.T) {
+		no := paidOrder(t, card, 1)
+		err := lostWhileDelivering(t, no, func() {
+			o := s.OrderRow(t, no)
+			exec(t, `INSERT INTO order_effects (order_id, effect, detail, created_at) VALUES (?, 'card', '', ?)`, o.ID, time.Now())
+			exec(t, `UPDATE orders SET status = ?, claim_token = 'stolen' WHERE id = ?`, model.OrderFinished, o.ID)
+		})
+		if err != nil {
+			t.Fatalf("Activate = %v, want nil (the claim was lost)", err)
+		}
+		if n := s.Count(t, `SELECT COUNT(*) FROM card_keys WHERE order_id = ? AND status = 'SOLD'`, s.OrderRow(t, no).ID); n != 0 {
+			t.Errorf("%d keys sold by the worker that lost its claim", n)
+		}
+	})
+	t.Run("a claim lost before the finalize commits nothing", func(t *testing.T) {
+		no := paidOrder(t, recharge, 1)
+		if err := lostWhileDelivering(t, no, func() {
+			exec(t, `UPDATE orders SET claim_token = 'stolen' WHERE order_no = ?`, no)
+		}); err != nil {
 			t.Fatalf("Activate = %v, want nil (the claim's new holder finishes it)", err)
 		}
 		if o := s.OrderRow(t, no); o.Status != model.OrderClaimed || *o.ClaimToken != "stolen" || effects(t, no) != 0 {

@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -65,8 +64,8 @@ func (s *Service) checkDeliverable(ctx context.Context, c *batchClaim) error {
 // enough — is rolled back, and a batch's orders are delivered again each as
 // a batch of one, so the others are neither failed nor held up; the order
 // whose failpoint fired is released as it is. A batch of one that fails
-// has lost its claim (nothing to do), broken a bound (refused) or failed
-// an attempt (released, or failed at the attempt cap).
+// has lost its claim (nothing to do: claimLost), broken a bound (refused)
+// or failed an attempt (released, or failed at the attempt cap).
 func (s *Service) commitDeliveries(ctx context.Context, ready []*batchClaim) {
 	now := s.clock.Now()
 	var culprit *batchClaim
@@ -84,7 +83,7 @@ func (s *Service) commitDeliveries(ctx context.Context, ready []*batchClaim) {
 		}
 	case len(ready) == 1:
 		c := ready[0]
-		if errors.Is(err, model.ErrUnmet) && s.claimLost(ctx, c) {
+		if s.claimLost(ctx, c) {
 			c.log.Info("claim lost before finalize; its new holder finishes the order", zap.Error(err))
 			return
 		}
@@ -103,9 +102,11 @@ func (s *Service) commitDeliveries(ctx context.Context, ready []*batchClaim) {
 	}
 }
 
-// claimLost reports whether c's order no longer holds c's claim — the
-// delivery's finalize found it gone. A card sale short of keys fails the
-// same way (ErrUnmet) with the claim still held: that is a failed attempt.
+// claimLost reports whether c's order no longer holds c's claim, after its
+// delivery transaction failed: the finalize found the claim gone (ErrUnmet),
+// or its new holder finished the order first (a card effect recorded
+// twice). A card sale short of keys fails with ErrUnmet too, but with the
+// claim still held: that is a failed attempt.
 func (s *Service) claimLost(ctx context.Context, c *batchClaim) bool {
 	o, err := s.store.OrderByNo(ctx, c.order.OrderNo)
 	return err == nil && (o.Status != model.OrderClaimed || deref(o.ClaimToken) != c.token)
