@@ -8,8 +8,7 @@ import (
 
 // The batched forms answer exactly like the statements they join: a move
 // that finds its order already moved writes no event; a full buyer gets no
-// order; a repeated card effect sells nothing and leaves the transaction
-// usable.
+// order.
 func TestBatchedStatementsAnswerLikeSingleOnes(t *testing.T) {
 	b := setup(t)
 	o := b.order(t, model.OrderPending)
@@ -46,29 +45,5 @@ func TestBatchedStatementsAnswerLikeSingleOnes(t *testing.T) {
 	}
 	if n := b.count(t, `SELECT pending_orders FROM users WHERE id = 7`); n != 2 {
 		t.Errorf("pending_orders = %d, want 2 (the cap)", n)
-	}
-
-	c := b.order(t, model.OrderClaimed)
-	b.exec(t, `INSERT INTO card_keys (product_id, code, status, order_id, updated_at) VALUES (1, 'BATCH-K1', 'LOCKED', ?, ?)`, c.ID, b.now)
-	for i, want := range []struct {
-		fresh bool
-		sold  int64
-	}{{true, 1}, {false, 0}} {
-		var fresh bool
-		var sold int64
-		err := b.store.InTx(b.ctx, func(tx *model.Store) error {
-			var err error
-			if fresh, sold, err = tx.ClaimCardSale(b.ctx, c.ID, b.now); err != nil {
-				return err
-			}
-			// The transaction goes on after a repeated effect.
-			return tx.InsertEventLater(b.ctx, model.Event{ObjectType: "order", ObjectNo: c.OrderNo, FromStatus: "x", ToStatus: "y", Reason: "after", CreatedAt: b.now})
-		})
-		if err != nil || fresh != want.fresh || sold != want.sold {
-			t.Fatalf("card sale %d: fresh %v sold %d err %v, want %+v", i+1, fresh, sold, err, want)
-		}
-	}
-	if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ? AND reason = 'after'`, c.OrderNo); n != 2 {
-		t.Errorf("events after the sale = %d, want 2 (both transactions committed)", n)
 	}
 }

@@ -7,14 +7,14 @@ import (
 	"time"
 )
 
-// The statements of a batched activation: several paid orders claimed in
-// one statement, their card sales and their finalize in one transaction.
-// Each order keeps what the one-order path gives it — its own claim token,
-// its own effect row, stock flow and events, its own cache keys and shop
-// event — only the statements, round trips and commits are shared. Every
+// The statements of an activation: paid orders — one, or a batch — claimed
+// in one statement, their card sales and their finalize in one transaction.
+// Each order keeps what it would get alone — its own claim token, its own
+// effect row, stock flow and events, its own cache keys and shop event —
+// only the statements, round trips and commits are shared. Every
 // statement names the status it leaves and is checked like a single move:
 // an unmet check fails the whole transaction (ErrUnmet), and the caller
-// falls back to the one-order path for the orders of that batch.
+// delivers the orders of that batch again, each as a batch of one.
 
 // OrderClaim is one order of a batch claim: the task that claims it and the
 // claim token it will hold.
@@ -93,13 +93,13 @@ type CardSale struct {
 }
 
 // SellCardOrdersLater records the card effect of every sale (a duplicate
-// effect fails the transaction: the batch goes one by one), moves the
-// orders' LOCKED keys to SOLD — exactly as many as they paid for, or the
-// transaction fails with ErrUnmet — and records each sale's stock flow. On
-// MariaDB all three wait for the transaction's next round trip.
+// effect fails the transaction), moves the orders' LOCKED keys to SOLD —
+// each order exactly as many as it paid for, or the transaction fails with
+// ErrUnmet: never fewer keys than paid for — and records each sale's stock
+// flow. On MariaDB all three wait for the transaction's next round trip.
 func (s *Store) SellCardOrdersLater(ctx context.Context, sales []CardSale, at time.Time) error {
-	var effects, flows strings.Builder
-	var effectArgs, flowArgs, orderIDs []any
+	var effects, flows, paid strings.Builder
+	var effectArgs, flowArgs, orderIDs, paidArgs []any
 	want := 0
 	for i, c := range sales {
 		if i > 0 {
@@ -110,15 +110,24 @@ func (s *Store) SellCardOrdersLater(ctx context.Context, sales []CardSale, at ti
 		effectArgs = append(effectArgs, c.OrderID, string(KindCard), "", at)
 		flows.WriteString("(?, ?, ?, ?, ?)")
 		flowArgs = append(flowArgs, c.ProductID, c.OrderID, FlowSell, c.Quantity, at)
+		paid.WriteString(" WHEN ? THEN ?")
+		paidArgs = append(paidArgs, c.OrderID, c.Quantity)
 		orderIDs = append(orderIDs, c.OrderID)
 		want += c.Quantity
 	}
 	if err := s.later(ctx, `INSERT INTO order_effects (order_id, effect, detail, created_at) VALUES `+effects.String(), effectArgs...); err != nil {
 		return err
 	}
+	// An order whose locked keys are not the number it paid for sells none,
+	// so the batch's total falls short of want and the check fails: one
+	// order's extra key cannot make up for another's missing one.
+	in := placeholders(len(orderIDs))
+	args := append(append(append([]any{at}, orderIDs...), orderIDs...), paidArgs...)
 	if err := s.laterExpectExactly(ctx, fmt.Sprintf("%d card keys sold to a batch of %d orders", want, len(sales)), int64(want),
-		`UPDATE card_keys SET status = 'SOLD', updated_at = ? WHERE order_id IN (`+placeholders(len(orderIDs))+`) AND status = 'LOCKED'`,
-		append([]any{at}, orderIDs...)...); err != nil {
+		`UPDATE card_keys SET status = 'SOLD', updated_at = ? WHERE order_id IN (`+in+`) AND status = 'LOCKED'
+		 AND order_id NOT IN (SELECT order_id FROM (SELECT order_id FROM card_keys WHERE order_id IN (`+in+`) AND status = 'LOCKED'
+		 GROUP BY order_id HAVING COUNT(*) <> CASE order_id`+paid.String()+` END) AS miscounted)`,
+		args...); err != nil {
 		return err
 	}
 	return s.later(ctx, `INSERT INTO stock_flows (product_id, order_id, flow_type, quantity, created_at) VALUES `+flows.String(), flowArgs...)

@@ -13,7 +13,8 @@ import (
 // A batch claim moves only the orders still paid, each under its own token
 // and task, with one event each; the finalize of a batch whose claim was
 // lost for one order fails whole (ErrUnmet) and commits nothing; a card
-// sale that finds fewer locked keys than the batch paid for fails whole.
+// sale that finds, for any order, other than as many locked keys as it
+// paid for fails whole.
 func TestBatchActivationStatements(t *testing.T) {
 	b := setup(t)
 	t.Run("checked by the server", func(t *testing.T) { batchStatements(t, b, "S") })
@@ -98,7 +99,17 @@ func batchStatements(t *testing.T, b *bundle, tag string) {
 	if n := b.count(t, `SELECT COUNT(*) FROM order_effects WHERE order_id IN (?, ?)`, a.ID, c.ID); n != 0 {
 		t.Errorf("%d effect rows from a refused sale", n)
 	}
-	sales[1].Quantity = 1
+	// Each order's own count, not the batch's total: a's extra key does not
+	// make up for c's missing one.
+	sales[0].Quantity, sales[1].Quantity = 1, 2
+	err = b.store.InTx(b.ctx, func(tx *model.Store) error { return tx.SellCardOrdersLater(b.ctx, sales, b.now) })
+	if !errors.Is(err, model.ErrUnmet) {
+		t.Fatalf("sale with a key too many and one missing = %v, want ErrUnmet", err)
+	}
+	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE order_id IN (?, ?) AND status = 'SOLD'`, a.ID, c.ID); n != 0 {
+		t.Errorf("%d keys SOLD by a miscounted sale", n)
+	}
+	sales[0].Quantity, sales[1].Quantity = 2, 1
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) error { return tx.SellCardOrdersLater(b.ctx, sales, b.now) }); err != nil {
 		t.Fatal(err)
 	}

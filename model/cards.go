@@ -64,13 +64,6 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
-// SellCards moves an order's LOCKED keys to SOLD and reports how many moved.
-func (s *Store) SellCards(ctx context.Context, orderID int64, at time.Time) (int64, error) {
-	return s.exec(ctx, sellCards, at, orderID)
-}
-
-const sellCards = `UPDATE card_keys SET status = 'SOLD', updated_at = ? WHERE order_id = ? AND status = 'LOCKED'`
-
 // SoldCodes returns the codes sold to an order.
 func (s *Store) SoldCodes(ctx context.Context, orderID int64) ([]string, error) {
 	var codes []string

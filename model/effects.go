@@ -14,29 +14,6 @@ func (s *Store) ClaimEffect(ctx context.Context, orderID int64, effect, detail s
 
 const claimEffect = `INSERT INTO order_effects (order_id, effect, detail, created_at) VALUES (?, ?, ?, ?)`
 
-// ClaimCardSale is ClaimEffect for a card order together with its sale: when
-// the effect is fresh, the order's LOCKED keys move to SOLD and sold says how
-// many. On MySQL both go in one round trip; a duplicate effect stops the
-// batch before the sale, and the transaction goes on.
-func (s *Store) ClaimCardSale(ctx context.Context, orderID int64, at time.Time) (fresh bool, sold int64, err error) {
-	if s.d.sqlite {
-		if fresh, err = s.ClaimEffect(ctx, orderID, string(KindCard), "", at); !fresh || err != nil {
-			return fresh, 0, err
-		}
-		sold, err = s.SellCards(ctx, orderID, at)
-		return true, sold, err
-	}
-	// Alone: a violation must be this batch's, not a held statement's.
-	if err := s.flush(ctx); err != nil {
-		return false, 0, err
-	}
-	sold, err = s.exec(ctx, claimEffect+";\n"+sellCards, orderID, string(KindCard), "", at, at, orderID)
-	if IsDuplicate(err) {
-		return false, 0, nil
-	}
-	return err == nil, sold, err
-}
-
 // InsertStockFlowLater records a stock movement that cannot have been
 // recorded before — the lock of an order being created, the sale inside the
 // transaction that claims the order's effect, the restore inside the one

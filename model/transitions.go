@@ -57,8 +57,9 @@ var RefundMachine = newMachine("refund", RefundProcessing,
 )
 
 // CardMachine is the card-key table. Keys move in bulk by the UPDATEs in
-// cards.go (LockCards, SellCards, RecycleCards), which name the statuses
-// they leave; card keys record no events.
+// cards.go (LockCardsLater, RecycleCardsLater) and batchactivation.go
+// (SellCardOrdersLater), which name the statuses they leave; card keys
+// record no events.
 var CardMachine = newMachine("card_key", CardUnsold,
 	[]CardStatus{CardUnsold, CardLocked, CardSold, CardRecycled},
 	[]CardStatus{CardSold},

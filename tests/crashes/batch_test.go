@@ -29,8 +29,8 @@ func payAll(t *testing.T, s *testenv.Stack, group []*placed) {
 }
 
 // sharedClaims is how many of the orders were claimed in the same statement
-// as another: a batch claim gives all its orders one claimed_at, the
-// one-order path each its own.
+// as another: a batch claim gives all its orders one claimed_at, and an
+// order claimed alone gets its own.
 func sharedClaims(t *testing.T, s *testenv.Stack, group []*placed) int64 {
 	t.Helper()
 	return s.Count(t, `SELECT COALESCE(SUM(n), 0) FROM (SELECT COUNT(*) AS n FROM orders

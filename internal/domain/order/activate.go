@@ -6,91 +6,16 @@ import (
 	"fmt"
 
 	"orderflow/internal/domain/apperr"
-	"orderflow/internal/infra/failpoint"
 	"orderflow/model"
 
 	"go.uber.org/zap"
 )
 
-// claim is a worker's hold on an order while it delivers.
+// claim is a worker's hold on an order while it delivers (activatebatch.go
+// claims, deliver.go delivers).
 type claim struct {
 	order *model.Order
 	token string
-}
-
-// Activate runs one order:activate task: claim (its own commit, so the
-// attempt counts whatever happens next), then deliver and finalize in one
-// transaction. It returns nil when the order needs nothing from this task
-// (skip), an error apperr.IsFinal when retrying cannot help, and
-// any other error to have asynq retry after the claim was released. The
-// tasks a worker runs at the same time go in batches (batcher.go,
-// activatebatch.go) when Settings.ActivateBatch allows more than one.
-func (s *Service) Activate(ctx context.Context, orderNo, taskID string) error {
-	if s.batcher != nil {
-		return s.batcher.do(ctx, orderNo, taskID)
-	}
-	return s.activateOne(ctx, orderNo, taskID)
-}
-
-// activateOne is Activate for one order on its own.
-func (s *Service) activateOne(ctx context.Context, orderNo, taskID string) error {
-	log := s.log.With(zap.String("order_no", orderNo), zap.String("task_id", taskID))
-	c, err := s.claim(ctx, orderNo, taskID, log)
-	if err != nil || c == nil {
-		return err
-	}
-	if err := failpoint.Inject(failpoint.ActivateAfterClaim, orderNo); err != nil {
-		return s.giveUpOrRelease(ctx, c, err, log)
-	}
-	return s.deliver(ctx, c, log)
-}
-
-// claim moves paid→claimed under a new token, or takes over a claim this
-// same task made before its lease expired. It returns nil, nil to skip.
-func (s *Service) claim(ctx context.Context, orderNo, taskID string, log *zap.Logger) (*claim, error) {
-	o, err := s.store.OrderByNo(ctx, orderNo)
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, fmt.Errorf("activate %s: %w", orderNo, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("activate %s: load: %w", orderNo, err)
-	}
-	now, token := s.clock.Now(), newToken()
-	switch {
-	case o.Status == model.OrderPaid && o.Attempts >= s.set.MaxAttempts:
-		return nil, s.fail(ctx, o, model.OrderPaid, "", exhausted(o), log)
-	case o.Status == model.OrderPaid:
-		// One round trip on MariaDB: the move, its event and the COMMIT.
-		err = s.store.InTx(ctx, func(tx *model.Store) error {
-			return tx.MoveOrderOrAbortLater(ctx, o.ID, o.OrderNo, model.OrderMove{
-				From: model.OrderPaid, To: model.OrderClaimed, Reason: "claim", At: now, CountAttempt: true,
-				Set: map[string]any{"claim_token": token, "claim_task_id": taskID, "claimed_at": now, "claimed_by": s.set.WorkerID},
-			})
-		})
-		if errors.Is(err, model.ErrUnmet) {
-			log.Info("order moved by someone else before the claim; skipping", zap.Error(err))
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("activate %s: claim: %w", orderNo, err)
-		}
-	case o.Status == model.OrderClaimed && o.ClaimTaskID != nil && *o.ClaimTaskID == taskID:
-		// asynq redelivered this task after its lease expired: the claim is ours.
-		ok, err := s.store.TakeOverClaim(ctx, o.ID, taskID, deref(o.ClaimToken), token, s.set.WorkerID, now)
-		if err != nil {
-			return nil, fmt.Errorf("activate %s: take over claim: %w", orderNo, err)
-		}
-		if !ok {
-			log.Info("claim changed hands before takeover; skipping")
-			return nil, nil
-		}
-		log.Info("took over own claim after lease expiry")
-	default:
-		log.Info("order not activatable by this task; skipping", zap.Stringer("status", o.Status))
-		return nil, nil
-	}
-	o.Status, o.ClaimToken, o.Attempts = model.OrderClaimed, &token, o.Attempts+1
-	return &claim{order: o, token: token}, nil
 }
 
 // giveUpOrRelease handles a failed attempt: past the attempt cap the order is
