@@ -59,7 +59,11 @@ func newNotifier(t *testing.T) *notifier {
 func (n *notifier) notify(body []byte, signature string) error {
 	r := httptest.NewRequest(http.MethodPost, "/pay/notify", strings.NewReader(string(body)))
 	r.Header.Set(sign.Header, signature)
-	return n.s.UC.Payments.Notified(context.Background(), n.p, r, body)
+	ev, err := n.p.Parse(r, body)
+	if err != nil {
+		return err
+	}
+	return n.s.UC.Payments.Notified(context.Background(), n.p.Name(), ev)
 }
 
 func (n *notifier) signed(body []byte) error {
