@@ -1,6 +1,8 @@
 package svc
 
 import (
+	"context"
+
 	"orderflow/model"
 
 	"gorm.io/gorm"
@@ -12,4 +14,10 @@ func NewDB(c Config) (*gorm.DB, error) {
 		return model.OpenSQLite(c.SQLitePath, model.PoolConfig{MaxOpen: c.DBMaxOpen})
 	}
 	return model.Open(c.MySQLDSN, model.PoolConfig{MaxOpen: c.DBMaxOpen, MaxIdle: c.DBMaxOpen})
+}
+
+// Migrate applies the ledger's pending migrations and returns how many ran:
+// `api migrate` calls it, so the API never names the ledger itself.
+func (s *ServiceContext) Migrate(ctx context.Context) (int, error) {
+	return model.Migrate(ctx, s.DB)
 }

@@ -3,6 +3,7 @@ package order
 import (
 	"context"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ type batchClaim struct {
 	*claim
 	task *batchTask
 	log  *zap.Logger
-	line model.Line
+	line bounds.Line
 }
 
 // activateBatch runs the activate tasks the batcher gathered: one read of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 	"time"
 
 	"orderflow/internal/infra/failpoint"
@@ -39,7 +40,7 @@ func (s *Service) deliver(ctx context.Context, c *claim, log *zap.Logger) error 
 // commitDelivery is deliver's transaction — the effect, its record and the
 // finalize — and what follows from its outcome, for an order whose checks
 // have passed.
-func (s *Service) commitDelivery(ctx context.Context, c *claim, line model.Line, log *zap.Logger) error {
+func (s *Service) commitDelivery(ctx context.Context, c *claim, line bounds.Line, log *zap.Logger) error {
 	o, now := c.order, s.clock.Now()
 	err := s.store.InTx(ctx, func(tx *model.Store) error {
 		if err := applyEffectOnce(ctx, tx, o, line, now); err != nil {
@@ -63,7 +64,7 @@ func (s *Service) commitDelivery(ctx context.Context, c *claim, line model.Line,
 		log.Info("claim lost before finalize; its new holder finishes the order", zap.Error(err))
 		return nil
 	}
-	var bound *model.BoundError
+	var bound *bounds.BoundError
 	if errors.As(err, &bound) {
 		// The wallet or the subscription cannot take it; nothing committed.
 		return s.refuse(ctx, c, err, log)
@@ -80,7 +81,7 @@ func (s *Service) commitDelivery(ctx context.Context, c *claim, line model.Line,
 
 // applyEffectOnce records the order's effect (its primary key makes it
 // once-only) and, if the record is fresh, applies it.
-func applyEffectOnce(ctx context.Context, tx *model.Store, o *model.Order, line model.Line, now time.Time) error {
+func applyEffectOnce(ctx context.Context, tx *model.Store, o *model.Order, line bounds.Line, now time.Time) error {
 	if o.Kind == model.KindCard {
 		fresh, sold, err := tx.ClaimCardSale(ctx, o.ID, now)
 		if !fresh || err != nil {
@@ -110,25 +111,25 @@ func recordSale(ctx context.Context, tx *model.Store, o *model.Order, n int64, n
 // product and quantity make a line within every bound (PriceLine, as at
 // creation), the order's kind is its product's, and its amount is one an
 // order can have.
-func deliverable(o *model.Order, p *model.Product) (model.Line, error) {
+func deliverable(o *model.Order, p *model.Product) (bounds.Line, error) {
 	if o.Kind != p.Kind {
-		return model.Line{}, &model.BoundError{Code: "invalid_kind", Message: fmt.Sprintf("order kind %q, product kind %q", o.Kind, p.Kind)}
+		return bounds.Line{}, &bounds.BoundError{Code: "invalid_kind", Message: fmt.Sprintf("order kind %q, product kind %q", o.Kind, p.Kind)}
 	}
-	line, err := model.PriceLine(p, o.Quantity)
+	line, err := bounds.PriceLine(p, o.Quantity)
 	if err != nil {
 		return line, err
 	}
-	return line, model.CheckAmount(o.AmountCents, 0)
+	return line, bounds.CheckAmount(o.AmountCents, 0)
 }
 
 // applyEffect credits a recharge or extends a subscription by the checked line.
-func applyEffect(ctx context.Context, tx *model.Store, o *model.Order, line model.Line, now time.Time) error {
+func applyEffect(ctx context.Context, tx *model.Store, o *model.Order, line bounds.Line, now time.Time) error {
 	switch o.Kind {
 	case model.KindRecharge:
 		_, err := tx.CreditWallet(ctx, o.UserID, "credit", "order:"+o.OrderNo, line.CreditCents, now)
-		return err
+		return bounds.FromLedger(err)
 	case model.KindSubscription:
-		return tx.ExtendSubscription(ctx, o.UserID, line.Extension, now)
+		return bounds.FromLedger(tx.ExtendSubscription(ctx, o.UserID, line.Extension, now))
 	}
 	return fmt.Errorf("order %s: unknown kind %q", o.OrderNo, o.Kind)
 }

@@ -11,13 +11,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 
 	"orderflow/internal/domain/dispute"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/domain/statement"
 	"orderflow/internal/infra/pay"
-	"orderflow/model"
 
 	"go.uber.org/zap"
 )
@@ -46,7 +46,7 @@ func (n *Notifications) Notified(ctx context.Context, provider string, ev *pay.E
 	switch {
 	case ev.Paid != nil:
 		pd := ev.Paid
-		if pd.OrderNo == "" || pd.TradeNo == "" || len(pd.TradeNo) > 64 || model.CheckAmount(pd.AmountCents, 1) != nil {
+		if pd.OrderNo == "" || pd.TradeNo == "" || len(pd.TradeNo) > 64 || bounds.CheckAmount(pd.AmountCents, 1) != nil {
 			n.Log.Warn("provider payment notification unusable", zap.String("provider", provider),
 				zap.String("order_no", pd.OrderNo), zap.String("trade_no", pd.TradeNo), zap.Int64("amount_cents", pd.AmountCents))
 			return fmt.Errorf("%s payment notification: %w", provider, ErrUnusable)

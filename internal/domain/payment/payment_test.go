@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"orderflow/internal/domain/bounds"
 	"strings"
 	"testing"
 
@@ -16,7 +17,6 @@ import (
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/sign"
 	"orderflow/internal/testenv"
-	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -136,7 +136,7 @@ func TestNotifiedRefusesAnUnusablePayment(t *testing.T) {
 		{"a trade of 65 characters", strings.Repeat("t", 65), 500},
 		{"no amount", "T-1", 0},
 		{"a negative amount", "T-1", -500},
-		{"an amount past the bound", "T-1", model.MaxCents + 1},
+		{"an amount past the bound", "T-1", bounds.MaxCents + 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := n.signed(paid(n.orderNo, c.trade, c.cents)); !errors.Is(err, payment.ErrUnusable) {
