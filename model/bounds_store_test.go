@@ -88,8 +88,8 @@ func TestWalletAndSubscriptionBounds(t *testing.T) {
 					switch {
 					case tc.want == nil && err != nil:
 						t.Fatalf("refused: %v", err)
-					case tc.want == errRefused && err == nil,
-						tc.want != nil && tc.want != errRefused && !errors.Is(err, tc.want):
+					case errors.Is(tc.want, errRefused) && err == nil,
+						tc.want != nil && !errors.Is(tc.want, errRefused) && !errors.Is(err, tc.want):
 						t.Fatalf("err = %v, want %v", err, tc.want)
 					case tc.want == nil:
 						return

@@ -157,7 +157,7 @@ func TestFromLedger(t *testing.T) {
 			t.Errorf("FromLedger(%v): code %q, want %q", tc.err, got, tc.code)
 		}
 	}
-	if got := bounds.FromLedger(other); got != other {
+	if got := bounds.FromLedger(other); !errors.Is(got, other) || got.Error() != other.Error() {
 		t.Errorf("FromLedger(%v) = %v, want it unchanged", other, got)
 	}
 	if bounds.MaxBalanceCents != 1_000*bounds.MaxCents {
