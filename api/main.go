@@ -8,7 +8,6 @@ import (
 	"net"
 
 	"orderflow/api/handler"
-	"orderflow/model"
 	"orderflow/svc"
 
 	"go.uber.org/zap"
@@ -27,7 +26,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	defer sc.Close()
 	if migrate {
-		n, err := model.Migrate(ctx, sc.DB)
+		n, err := sc.Migrate(ctx)
 		if err != nil {
 			return err
 		}

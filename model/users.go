@@ -60,14 +60,16 @@ func (s *Store) ReleasePendingSlotLater(ctx context.Context, userID int64) error
 	return s.later(ctx, `UPDATE users SET pending_orders = pending_orders - 1 WHERE id = ? AND pending_orders > 0`, userID)
 }
 
-// CreditWallet adds amount (1..MaxCents) to the user's balance once per ref.
-// It reports false when the ref was already applied. A credit that would
-// take the balance past MaxBalanceCents is refused (a *BoundError) by the
+// CreditWallet adds amount (1..MaxBalanceCents) to the user's balance once
+// per ref. It reports false when the ref was already applied. A credit that
+// would take the balance past MaxBalanceCents is refused (ErrWalletFull) by the
 // UPDATE's own condition, so the addition in SQL cannot overflow either;
 // the caller's transaction rolls the entry back with it.
 func (s *Store) CreditWallet(ctx context.Context, userID int64, kind, ref string, amount int64, at time.Time) (bool, error) {
-	if err := CheckAmount(amount, 1); err != nil {
-		return false, err
+	if amount < 1 || amount > MaxBalanceCents {
+		// The domain bounds a credit far lower (bounds.PriceLine); this
+		// only keeps MaxBalanceCents - amount below from overflowing.
+		return false, fmt.Errorf("credit of %d cents to user %d: outside 1..%d", amount, userID, MaxBalanceCents)
 	}
 	ok, err := s.insertIgnoringDuplicate(ctx,
 		`INSERT INTO wallet_entries (user_id, kind, ref, amount_cents, created_at) VALUES (?, ?, ?, ?, ?)`,
@@ -98,7 +100,7 @@ func (s *Store) unchanged(ctx context.Context, userID int64, why error) error {
 
 // ExtendSubscription moves the user's subscription end to
 // max(now, current end) + d. It runs inside the delivery's transaction. An
-// end past MaxTime (the DATETIME limit) is refused with a *BoundError and
+// end past MaxTime (the DATETIME limit) is refused with ErrSubscriptionEnd and
 // nothing written: on MySQL by the UPDATE's own condition, so DATE_ADD never
 // leaves the column's range.
 func (s *Store) ExtendSubscription(ctx context.Context, userID int64, d time.Duration, now time.Time) error {

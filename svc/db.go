@@ -1,6 +1,8 @@
 package svc
 
 import (
+	"context"
+
 	"orderflow/internal/infra/tracing"
 	"orderflow/model"
 
@@ -25,4 +27,10 @@ func NewStore(db *gorm.DB) *model.Store {
 		s.SetTracer(tracing.Tracer())
 	}
 	return s
+}
+
+// Migrate applies the ledger's pending migrations and returns how many ran:
+// `api migrate` calls it, so the API never names the ledger itself.
+func (s *ServiceContext) Migrate(ctx context.Context) (int, error) {
+	return model.Migrate(ctx, s.DB)
 }

@@ -20,6 +20,7 @@ import (
 	"orderflow/internal/infra/notify"
 	"orderflow/internal/infra/outbox"
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/post"
 	"orderflow/internal/infra/stock"
 	"orderflow/internal/infra/tasks"
 	"orderflow/internal/infra/tracing"
@@ -66,8 +67,9 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	if c.WebhookURL != "" {
 		s.Store.SetWebhooks(webhookTask)
 	}
+	webhookHTTP := &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(nil)}
 	webhooks := &webhook.Service{Store: s.Store, URL: c.WebhookURL, Secret: c.WebhookSecret,
-		HTTP: &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(nil)}, Clock: s.Clock, Log: s.Log}
+		Post: post.With(webhookHTTP), PostTimeout: webhookHTTP.Timeout, Clock: s.Clock, Log: s.Log}
 	m := metrics.New(s.Redis)
 	batch := c.ActivateBatch
 	if s.Store.Dialect() == "sqlite" {
@@ -90,7 +92,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	statements := statement.New(statement.Deps{Store: s.Store, Pay: s.Pay, Orders: orders, Clock: s.Clock, Log: s.Log,
 		Lookback: c.StatementLookback})
 	sweeper := &reconcile.Sweeper{
-		Store: s.Store, Redis: s.Redis, Relay: relay, Asynq: s.Asynq, Tasks: s.Tasks,
+		Store: s.Store, Redis: s.Redis, Relay: relay, Queue: tasks.Enqueuer{Table: s.Tasks, Client: s.Asynq}, Tasks: s.Tasks,
 		Orders: orders, Refunds: refunds, Groups: groups, Webhooks: webhooks, Statements: statements, Stock: stock.NewCounter(s.Redis), Metrics: m, Clock: s.Clock, Log: s.Log,
 		Page: c.SweepPageSize, Budget: c.SweepInterval.D() / 2,
 		RelayInterval: c.RelayInterval.D(), NotifyInterval: c.NotifyInterval.D(),

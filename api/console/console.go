@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"time"
 
+	"orderflow/api/httperr"
 	"orderflow/api/sameorigin"
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/metrics"
@@ -214,7 +215,7 @@ func (c *Console) failed(w http.ResponseWriter, r *http.Request, err error) bool
 	msg := "something went wrong; see the API's log"
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
-		status, msg = apperr.HTTPStatus(err), ae.Message
+		status, msg = httperr.Status(err), ae.Message
 	} else {
 		c.log.Error("console", zap.String("path", r.URL.Path), zap.Error(err))
 	}

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"orderflow/internal/domain/backlog"
 	"sort"
 	"strings"
 	"time"
 
 	"orderflow/internal/infra/metrics"
-	"orderflow/model"
 )
 
 const (
@@ -67,7 +67,7 @@ type buckets struct {
 	latency [chartBuckets]time.Duration // sum
 }
 
-func (b *buckets) fill(acts []model.Activation, now time.Time) *buckets {
+func (b *buckets) fill(acts []backlog.Activation, now time.Time) *buckets {
 	start := now.Add(-chartBuckets * chartBucket)
 	for _, a := range acts {
 		i := int(a.FinishedAt.Sub(start) / chartBucket)

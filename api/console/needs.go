@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"orderflow/internal/domain/statement"
 	"strconv"
 	"time"
 
 	"orderflow/internal/infra/metrics"
-	"orderflow/model"
 )
 
 // listLimit bounds every list on a page: the newest rows, each an index walk.
@@ -93,7 +93,7 @@ func (c *Console) needsView(ctx context.Context) (*needsView, error) {
 			row: row{No: d.OrderNo, Age: c.since(d.CreatedAt), Reason: d.Reason,
 				Detail: fmt.Sprintf("%s %s, %s, %s", d.Provider, d.DisputeID, money(d.AmountCents), d.Status)}})
 	}
-	breaks, err := c.uc.Statements.Breaks(ctx, string(model.BreakOpen), "")
+	breaks, err := c.uc.Statements.Breaks(ctx, string(statement.BreakOpen), "")
 	if err != nil {
 		return nil, err
 	}

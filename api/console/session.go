@@ -15,7 +15,6 @@ import (
 
 	"orderflow/api/sameorigin"
 	"orderflow/internal/infra/operators"
-	"orderflow/model"
 )
 
 const (
@@ -34,11 +33,19 @@ const (
 type sessions struct {
 	ops   *operators.Set
 	key   []byte
-	store *model.Store
+	store sessionLedger
 	now   func() time.Time
 }
 
-func newSessions(ops *operators.Set, store *model.Store, now func() time.Time) *sessions {
+// sessionLedger is where the sessions' rows live (the ledger's
+// console_sessions, model.Store).
+type sessionLedger interface {
+	StartConsoleSession(ctx context.Context, id string, at, expires time.Time) error
+	ConsoleSessionLive(ctx context.Context, id string) (bool, error)
+	EndConsoleSession(ctx context.Context, id string, at time.Time) (bool, error)
+}
+
+func newSessions(ops *operators.Set, store sessionLedger, now func() time.Time) *sessions {
 	return &sessions{ops: ops, key: ops.Key("orderflow console session key"), store: store, now: now}
 }
 

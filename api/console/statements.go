@@ -10,7 +10,6 @@ import (
 
 	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/statement"
-	"orderflow/model"
 
 	"go.uber.org/zap"
 )
@@ -22,7 +21,7 @@ const statementRuns = 20
 // and what the run-a-day form offers.
 type statementsView struct {
 	Runs      []runRow
-	Breaks    []model.StatementBreak
+	Breaks    []statement.Break
 	Providers []string
 	// Yesterday is the form's default day (UTC; a provider whose calendar
 	// is ahead may already have it over, one behind answers invalid_date).
@@ -31,7 +30,7 @@ type statementsView struct {
 
 // runRow is one run with the breaks it listed first, by kind.
 type runRow struct {
-	model.StatementRun
+	statement.Run
 	Breaks map[string]int64
 }
 
@@ -51,9 +50,9 @@ func (c *Console) statementsView(ctx context.Context) (*statementsView, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.Runs = append(v.Runs, runRow{StatementRun: *got.Run, Breaks: got.Breaks})
+		v.Runs = append(v.Runs, runRow{Run: *got.Run, Breaks: got.Breaks})
 	}
-	if v.Breaks, err = c.uc.Statements.Breaks(ctx, string(model.BreakOpen), ""); err != nil {
+	if v.Breaks, err = c.uc.Statements.Breaks(ctx, string(statement.BreakOpen), ""); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -15,7 +15,6 @@ import (
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/operators"
 	"orderflow/internal/infra/tasks"
-	"orderflow/model"
 
 	"github.com/hibiken/asynq"
 )
@@ -26,8 +25,8 @@ type storyView struct {
 	NotFound bool
 	Order    *order.Story
 	Group    *group.View
-	Refunds  []model.Refund
-	Timeline []model.Event
+	Refunds  []refund.Refund
+	Timeline []order.Event
 	// Lines is the timeline with the audit trail's entries merged in.
 	Lines []storyLine
 	Tasks []taskView
@@ -80,9 +79,9 @@ func (c *Console) lookup(ctx context.Context, no string, v *storyView) error {
 	v.Order = s
 	v.Timeline = append(v.Timeline, s.Events...)
 	switch s.Status {
-	case model.OrderPending.String():
+	case order.StatusPending.String():
 		v.Tasks = append(v.Tasks, c.task(tasks.TypeOrderClose, tasks.QueueClose, s.OrderNo, s.CloseGen))
-	case model.OrderPaid.String(), model.OrderClaimed.String(), model.OrderFailed.String():
+	case order.StatusPaid.String(), order.StatusClaimed.String(), order.StatusFailed.String():
 		v.Tasks = append(v.Tasks, c.task(tasks.TypeOrderActivate, tasks.QueueCritical, s.OrderNo, s.ActivateGen))
 	}
 	for _, rv := range s.Refunds {
@@ -96,7 +95,7 @@ func (c *Console) lookup(ctx context.Context, no string, v *storyView) error {
 			return err
 		}
 		v.Timeline = append(v.Timeline, evs...)
-		if rf.Status == model.RefundProcessing || rf.Status == model.RefundManual {
+		if rf.Status == refund.StatusProcessing || rf.Status == refund.StatusManual {
 			v.Tasks = append(v.Tasks, c.task(tasks.TypeRefundExecute, tasks.QueueDefault, rf.RefundNo, rf.TaskGen))
 		}
 	}

@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"orderflow/internal/domain/order"
+	"orderflow/internal/domain/trail"
 	"sort"
 	"strings"
 	"time"
-
-	"orderflow/model"
 )
 
 // storyLine is one row of a story's timeline: a move or a note from the
@@ -17,8 +17,8 @@ import (
 // story reads who did what beside the moves it caused.
 type storyLine struct {
 	At    time.Time
-	Event *model.Event      // nil for an audit entry
-	Audit *model.AuditEntry // nil for an event
+	Event *order.Event // nil for an audit entry
+	Audit *trail.Entry // nil for an event
 }
 
 // withTrail reads the audit trail of the story's objects (the order and
@@ -35,7 +35,7 @@ func (c *Console) withTrail(ctx context.Context, v *storyView, objects ...string
 // mergeTimeline interleaves events (in ledger order) and audit entries
 // (oldest first) by time; an entry goes before an event of the same
 // instant, as the operator's action comes before the move it made.
-func mergeTimeline(events []model.Event, entries []model.AuditEntry) []storyLine {
+func mergeTimeline(events []order.Event, entries []trail.Entry) []storyLine {
 	out := make([]storyLine, 0, len(events)+len(entries))
 	i, j := 0, 0
 	for i < len(events) || j < len(entries) {

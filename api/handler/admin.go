@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"orderflow/internal/domain/catalog"
-	"orderflow/model"
+	"orderflow/internal/domain/order"
 )
 
 func pathID(r *http.Request) (int64, error) { return pathInt(r, "id") }
@@ -81,9 +81,9 @@ func (h *Handler) addCards(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	var status *model.OrderStatus
+	var status *order.Status
 	if s := q.Get("status"); s != "" {
-		st, ok := model.ParseOrderStatus(s)
+		st, ok := order.ParseStatus(s)
 		if !ok {
 			writeError(w, r, h.log, errBadStatus)
 			return

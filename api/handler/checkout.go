@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"orderflow/internal/domain/order"
+
+	"go.uber.org/zap"
 )
 
 type checkoutBody struct {
@@ -40,6 +42,13 @@ func (h *Handler) providerNotify(name string) http.HandlerFunc {
 			p.Answer(w, false)
 			return
 		}
-		p.Answer(w, h.uc.Payments.Notified(r.Context(), p, r, body) == nil)
+		// Verified here, where the request is: nothing of it is read before.
+		ev, err := p.Parse(r, body)
+		if err != nil {
+			h.log.Warn("provider notification refused", zap.String("provider", name), zap.Error(err))
+			p.Answer(w, false)
+			return
+		}
+		p.Answer(w, h.uc.Payments.Notified(r.Context(), name, ev) == nil)
 	}
 }

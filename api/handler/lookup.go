@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"orderflow/model"
+	"orderflow/internal/domain/trail"
 )
 
 // readByNo serves the read of one object named by a number in the path
@@ -39,5 +39,5 @@ func retryByNo(h *Handler, key string, retry func(context.Context, string) error
 // auditTrail serves one object's audit trail, oldest first.
 func (h *Handler) auditTrail(w http.ResponseWriter, r *http.Request) {
 	entries, err := h.uc.Audit.For(r.Context(), r.URL.Query().Get("object"))
-	h.reply(w, r, http.StatusOK, map[string][]model.AuditEntry{"entries": entries}, err)
+	h.reply(w, r, http.StatusOK, map[string][]trail.Entry{"entries": entries}, err)
 }

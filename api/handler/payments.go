@@ -3,11 +3,11 @@ package handler
 import (
 	"io"
 	"net/http"
+	"orderflow/internal/domain/bounds"
 	"time"
 
 	"orderflow/internal/domain/order"
 	"orderflow/internal/infra/sign"
-	"orderflow/model"
 )
 
 type paymentBody struct {
@@ -41,7 +41,7 @@ func checkPayment(b paymentBody) error {
 	case b.TradeNo == "" || len(b.TradeNo) > 64:
 		return errBadTradeNo
 	}
-	return model.CheckAmount(b.AmountCents, 1)
+	return bounds.CheckAmount(b.AmountCents, 1)
 }
 
 func (h *Handler) paymentNotify(w http.ResponseWriter, r *http.Request) {

@@ -5,8 +5,8 @@ import (
 	"strconv"
 
 	"orderflow/internal/domain/order"
+	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/metrics"
-	"orderflow/model"
 )
 
 func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
@@ -14,7 +14,7 @@ func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
 	if h.failed(w, r, h.uc.Orders.Cancel(r.Context(), r.PathValue("order_no"), who)) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"order_no": r.PathValue("order_no"), "status": model.OrderClosed.String()})
+	writeJSON(w, http.StatusOK, map[string]string{"order_no": r.PathValue("order_no"), "status": order.StatusClosed.String()})
 }
 
 func (h *Handler) refundNotify(w http.ResponseWriter, r *http.Request) {
@@ -71,21 +71,21 @@ func (h *Handler) refundOrderPart(w http.ResponseWriter, r *http.Request) {
 }
 
 type refundView struct {
-	RefundNo    string             `json:"refund_no"`
-	OrderNo     string             `json:"order_no"`
-	TradeNo     string             `json:"trade_no"`
-	AmountCents int64              `json:"amount_cents"`
-	Reason      string             `json:"reason"`
-	Status      model.RefundStatus `json:"status"`
-	Attempts    int                `json:"attempts"`
-	LastError   string             `json:"last_error"`
-	Provider    string             `json:"provider_status"`
+	RefundNo    string        `json:"refund_no"`
+	OrderNo     string        `json:"order_no"`
+	TradeNo     string        `json:"trade_no"`
+	AmountCents int64         `json:"amount_cents"`
+	Reason      string        `json:"reason"`
+	Status      refund.Status `json:"status"`
+	Attempts    int           `json:"attempts"`
+	LastError   string        `json:"last_error"`
+	Provider    string        `json:"provider_status"`
 }
 
 func (h *Handler) listRefunds(w http.ResponseWriter, r *http.Request) {
-	var status model.RefundStatus // "": every status
+	var status refund.Status // "": every status
 	if s := r.URL.Query().Get("status"); s != "" {
-		st, ok := model.RefundMachine.Parse(s)
+		st, ok := refund.ParseStatus(s)
 		if !ok {
 			writeError(w, r, h.log, errBadStatus)
 			return
@@ -112,14 +112,14 @@ func (h *Handler) retryRefund(w http.ResponseWriter, r *http.Request) {
 	if h.failed(w, r, err) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"refund_no": no, "status": model.RefundProcessing})
+	writeJSON(w, http.StatusOK, map[string]any{"refund_no": no, "status": refund.StatusProcessing})
 }
 
 func (h *Handler) resolveRefund(w http.ResponseWriter, r *http.Request) {
 	if h.failed(w, r, h.uc.Refunds.Resolve(r.Context(), r.PathValue("refund_no"), "")) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"refund_no": r.PathValue("refund_no"), "status": model.RefundSucceeded})
+	writeJSON(w, http.StatusOK, map[string]any{"refund_no": r.PathValue("refund_no"), "status": refund.StatusSucceeded})
 }
 
 func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	"orderflow/api/httperr"
 	"orderflow/internal/domain/apperr"
 
 	"go.uber.org/zap"
@@ -87,7 +88,7 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, status int, v an
 // keeps its code; anything else is logged and shown as a bare 500.
 func writeError(w http.ResponseWriter, r *http.Request, log *zap.Logger, err error) {
 	var body errorBody
-	status := apperr.HTTPStatus(err)
+	status := httperr.Status(err)
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
 		body.Error.Code, body.Error.Message = ae.Code, ae.Message

@@ -5,22 +5,21 @@ import (
 	"time"
 
 	"orderflow/internal/domain/statement"
-	"orderflow/model"
 )
 
 // runView is a statement run as the admin API shows it.
 type runView struct {
-	RunID         int64                    `json:"run_id"`
-	Provider      string                   `json:"provider"`
-	Date          string                   `json:"date"`
-	Status        model.StatementRunStatus `json:"status"`
-	StartedAt     *time.Time               `json:"started_at"`
-	FinishedAt    *time.Time               `json:"finished_at"`
-	ProviderLines int64                    `json:"provider_lines"`
-	Matched       int64                    `json:"matched"`
-	Breaks        map[string]int64         `json:"breaks"`
-	Totals        runTotals                `json:"totals"`
-	Error         string                   `json:"error"`
+	RunID         int64               `json:"run_id"`
+	Provider      string              `json:"provider"`
+	Date          string              `json:"date"`
+	Status        statement.RunStatus `json:"status"`
+	StartedAt     *time.Time          `json:"started_at"`
+	FinishedAt    *time.Time          `json:"finished_at"`
+	ProviderLines int64               `json:"provider_lines"`
+	Matched       int64               `json:"matched"`
+	Breaks        map[string]int64    `json:"breaks"`
+	Totals        runTotals           `json:"totals"`
+	Error         string              `json:"error"`
 }
 
 // runTotals are the statement's own totals of the day.
@@ -47,24 +46,24 @@ func newRunView(v *statement.RunView) runView {
 
 // breakView is a statement break as the admin API shows it.
 type breakView struct {
-	ID                  int64             `json:"id"`
-	Provider            string            `json:"provider"`
-	Date                string            `json:"date"`
-	Kind                string            `json:"kind"`
-	TradeNo             string            `json:"trade_no"`
-	OrderNo             string            `json:"order_no"`
-	RefundNo            string            `json:"refund_no"`
-	ProviderAmountCents *int64            `json:"provider_amount_cents"`
-	LedgerAmountCents   *int64            `json:"ledger_amount_cents"`
-	Status              model.BreakStatus `json:"status"`
-	Action              string            `json:"action"`
-	CreatedAt           time.Time         `json:"created_at"`
-	ResolvedAt          *time.Time        `json:"resolved_at"`
-	ResolvedBy          string            `json:"resolved_by"`
-	Note                string            `json:"note"`
+	ID                  int64                 `json:"id"`
+	Provider            string                `json:"provider"`
+	Date                string                `json:"date"`
+	Kind                string                `json:"kind"`
+	TradeNo             string                `json:"trade_no"`
+	OrderNo             string                `json:"order_no"`
+	RefundNo            string                `json:"refund_no"`
+	ProviderAmountCents *int64                `json:"provider_amount_cents"`
+	LedgerAmountCents   *int64                `json:"ledger_amount_cents"`
+	Status              statement.BreakStatus `json:"status"`
+	Action              string                `json:"action"`
+	CreatedAt           time.Time             `json:"created_at"`
+	ResolvedAt          *time.Time            `json:"resolved_at"`
+	ResolvedBy          string                `json:"resolved_by"`
+	Note                string                `json:"note"`
 }
 
-func newBreakView(b *model.StatementBreak) breakView {
+func newBreakView(b *statement.Break) breakView {
 	return breakView{ID: b.ID, Provider: b.Provider, Date: b.Day, Kind: b.Kind, TradeNo: b.TradeNo, OrderNo: b.OrderNo,
 		RefundNo: b.RefundNo, ProviderAmountCents: b.ProviderAmountCents, LedgerAmountCents: b.LedgerAmountCents, Status: b.Status,
 		Action: b.Action, CreatedAt: b.CreatedAt, ResolvedAt: b.ResolvedAt, ResolvedBy: b.ResolvedBy, Note: b.Note}

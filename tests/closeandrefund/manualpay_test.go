@@ -2,6 +2,7 @@ package closeandrefund
 
 import (
 	"context"
+	"orderflow/internal/domain/bounds"
 	"slices"
 	"strings"
 	"testing"
@@ -211,7 +212,7 @@ func TestManualPayments(t *testing.T) {
 			{"reference not a string", map[string]any{"reference": 12, "amount_cents": o.AmountCents}, "invalid_reference"},
 			{"no amount", map[string]any{"reference": "BANK-BAD"}, "invalid_amount"},
 			{"negative amount", map[string]any{"reference": "BANK-BAD", "amount_cents": -5}, "invalid_amount"},
-			{"amount past the bound", map[string]any{"reference": "BANK-BAD", "amount_cents": model.MaxCents + 1}, "invalid_amount"},
+			{"amount past the bound", map[string]any{"reference": "BANK-BAD", "amount_cents": bounds.MaxCents + 1}, "invalid_amount"},
 			{"fractional amount", map[string]any{"reference": "BANK-BAD", "amount_cents": 1.5}, "invalid_amount"},
 			{"long note", map[string]any{"reference": "BANK-BAD", "amount_cents": o.AmountCents, "note": strings.Repeat("n", 256)}, "invalid_note"},
 		} {

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ func (s *Service) Create(ctx context.Context, name string, balanceCents int64) (
 	if name == "" || len(name) > 128 {
 		return nil, ErrBadName
 	}
-	if err := model.CheckOpeningBalance(balanceCents); err != nil {
+	if err := bounds.CheckOpeningBalance(balanceCents); err != nil {
 		return nil, err
 	}
 	token := newToken()

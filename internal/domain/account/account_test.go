@@ -3,6 +3,7 @@ package account_test
 import (
 	"context"
 	"errors"
+	"orderflow/internal/domain/bounds"
 	"strings"
 	"testing"
 	"time"
@@ -49,13 +50,13 @@ func TestCreateBounds(t *testing.T) {
 		code       string // "" accepted
 	}{
 		{"plain", "ann", 0, ""},
-		{"128 characters, the largest balance", strings.Repeat("a", 128), model.MaxCents, ""},
+		{"128 characters, the largest balance", strings.Repeat("a", 128), bounds.MaxCents, ""},
 		{"trimmed to a name", "  bob  ", 1, ""},
 		{"empty", "", 0, "invalid_name"},
 		{"only spaces", "   ", 0, "invalid_name"},
 		{"129 characters", strings.Repeat("a", 129), 0, "invalid_name"},
 		{"negative balance", "carl", -1, "invalid_balance"},
-		{"balance past the bound", "carl", model.MaxCents + 1, "invalid_balance"},
+		{"balance past the bound", "carl", bounds.MaxCents + 1, "invalid_balance"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			created, err := svc.Create(ctx, c.user, c.balance)

@@ -1,11 +1,7 @@
 // Package apperr is the shape of a business error the API shows a client:
-// a kind (which becomes the HTTP status), a stable code and a message.
+// a kind (which api/httperr turns into the HTTP status), a stable code and a
+// message.
 package apperr
-
-import (
-	"errors"
-	"net/http"
-)
 
 // Kind classifies an error for the client.
 type Kind int
@@ -24,17 +20,6 @@ const (
 	Unprocessable
 )
 
-var statusByKind = map[Kind]int{
-	Invalid:       http.StatusBadRequest,
-	Unauthorized:  http.StatusUnauthorized,
-	Forbidden:     http.StatusForbidden,
-	NotFound:      http.StatusNotFound,
-	Conflict:      http.StatusConflict,
-	Unprocessable: http.StatusUnprocessableEntity,
-	TooMany:       http.StatusTooManyRequests,
-	Unavailable:   http.StatusServiceUnavailable,
-}
-
 // Error is a business error with a code the client can act on.
 type Error struct {
 	Kind    Kind
@@ -48,13 +33,3 @@ func New(kind Kind, code, message string) *Error {
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-// HTTPStatus is the status the API answers with for err: the business
-// error's kind, or 500 for anything else.
-func HTTPStatus(err error) int {
-	var e *Error
-	if errors.As(err, &e) {
-		return statusByKind[e.Kind]
-	}
-	return http.StatusInternalServerError
-}

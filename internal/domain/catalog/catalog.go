@@ -4,6 +4,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 	"strings"
 
 	"orderflow/internal/domain/apperr"
@@ -84,21 +85,21 @@ func (s *Service) CreateProduct(ctx context.Context, np NewProduct) (int64, erro
 // also bounded when given to a kind that ignores it, so no value can
 // overflow its column); its stock when limited.
 func checkProduct(kind model.ProductKind, np NewProduct) error {
-	if err := model.CheckPrice(np.PriceCents); err != nil {
+	if err := bounds.CheckPrice(np.PriceCents); err != nil {
 		return err
 	}
 	if kind == model.KindSubscription || np.Days != 0 {
-		if err := model.CheckDays(np.Days); err != nil {
+		if err := bounds.CheckDays(np.Days); err != nil {
 			return err
 		}
 	}
 	if kind == model.KindRecharge || np.CreditCents != 0 {
-		if err := model.CheckCredit(np.CreditCents); err != nil {
+		if err := bounds.CheckCredit(np.CreditCents); err != nil {
 			return err
 		}
 	}
 	if np.Stock != nil {
-		return model.CheckStock(*np.Stock)
+		return bounds.CheckStock(*np.Stock)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"context"
 	"errors"
+	"orderflow/internal/domain/bounds"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,20 +78,20 @@ func TestCreateProduct(t *testing.T) {
 		code string // "" accepted
 	}{
 		{"a card product", catalog.NewProduct{SKU: "card", Kind: "card", PriceCents: 100}, ""},
-		{"a free subscription of the longest days, limited", catalog.NewProduct{SKU: "sub", Kind: "subscription", Days: model.MaxDays, Stock: ptr(model.MaxStock)}, ""},
-		{"a recharge of the largest credit and price", catalog.NewProduct{SKU: strings.Repeat("r", 64), Kind: "recharge", PriceCents: model.MaxCents, CreditCents: model.MaxCents}, ""},
+		{"a free subscription of the longest days, limited", catalog.NewProduct{SKU: "sub", Kind: "subscription", Days: bounds.MaxDays, Stock: ptr(bounds.MaxStock)}, ""},
+		{"a recharge of the largest credit and price", catalog.NewProduct{SKU: strings.Repeat("r", 64), Kind: "recharge", PriceCents: bounds.MaxCents, CreditCents: bounds.MaxCents}, ""},
 		{"the taken sku", catalog.NewProduct{SKU: "card", Kind: "recharge", PriceCents: 1, CreditCents: 1}, "duplicate_sku"},
 		{"no sku", catalog.NewProduct{Kind: "card", PriceCents: 1}, "invalid_sku"},
 		{"a sku of 65", catalog.NewProduct{SKU: strings.Repeat("r", 65), Kind: "card", PriceCents: 1}, "invalid_sku"},
 		{"an unknown kind", catalog.NewProduct{SKU: "x", Kind: "gift", PriceCents: 1}, "invalid_kind"},
 		{"a card product with a stock", catalog.NewProduct{SKU: "x", Kind: "card", PriceCents: 1, Stock: ptr(5)}, "invalid_stock"},
 		{"a negative price", catalog.NewProduct{SKU: "x", Kind: "card", PriceCents: -1}, "invalid_price"},
-		{"a price past the bound", catalog.NewProduct{SKU: "x", Kind: "card", PriceCents: model.MaxCents + 1}, "invalid_price"},
+		{"a price past the bound", catalog.NewProduct{SKU: "x", Kind: "card", PriceCents: bounds.MaxCents + 1}, "invalid_price"},
 		{"a subscription of no days", catalog.NewProduct{SKU: "x", Kind: "subscription", PriceCents: 1}, "invalid_days"},
-		{"days past the bound on a kind that ignores them", catalog.NewProduct{SKU: "x", Kind: "card", PriceCents: 1, Days: model.MaxDays + 1}, "invalid_days"},
+		{"days past the bound on a kind that ignores them", catalog.NewProduct{SKU: "x", Kind: "card", PriceCents: 1, Days: bounds.MaxDays + 1}, "invalid_days"},
 		{"a recharge of no credit", catalog.NewProduct{SKU: "x", Kind: "recharge", PriceCents: 1}, "invalid_credit"},
 		{"a negative credit on a kind that ignores it", catalog.NewProduct{SKU: "x", Kind: "subscription", PriceCents: 1, Days: 1, CreditCents: -1}, "invalid_credit"},
-		{"a stock past the bound", catalog.NewProduct{SKU: "x", Kind: "recharge", PriceCents: 1, CreditCents: 1, Stock: ptr(model.MaxStock + 1)}, "invalid_stock"},
+		{"a stock past the bound", catalog.NewProduct{SKU: "x", Kind: "recharge", PriceCents: 1, CreditCents: 1, Stock: ptr(bounds.MaxStock + 1)}, "invalid_stock"},
 		{"a negative stock", catalog.NewProduct{SKU: "x", Kind: "recharge", PriceCents: 1, CreditCents: 1, Stock: ptr(-1)}, "invalid_stock"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 	"strings"
 	"time"
 
@@ -78,10 +79,10 @@ func (s *Service) Create(ctx context.Context, ownerID int64, title string, price
 	switch {
 	case title == "" || len(title) > 255:
 		return nil, errBadTitle
-	case !deadline.After(now) || deadline.After(now.Add(model.MaxGroupLife)):
+	case !deadline.After(now) || deadline.After(now.Add(bounds.MaxGroupLife)):
 		return nil, errBadDeadline
 	}
-	if err := model.CheckGroupPrice(price); err != nil {
+	if err := bounds.CheckGroupPrice(price); err != nil {
 		return nil, err
 	}
 	g := &model.Group{GroupNo: newGroupNo(now), OwnerUserID: ownerID, Title: title, PriceCents: price,

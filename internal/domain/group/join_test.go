@@ -2,6 +2,7 @@ package group_test
 
 import (
 	"errors"
+	"orderflow/internal/domain/bounds"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func TestCreateRefuses(t *testing.T) {
 		{"title of 256", strings.Repeat("t", 256), 100, now.Add(time.Hour), "invalid_title"},
 		{"deadline now", "t", 100, now, "invalid_deadline"},
 		{"deadline past", "t", 100, now.Add(-time.Second), "invalid_deadline"},
-		{"deadline past a year", "t", 100, now.Add(model.MaxGroupLife + time.Millisecond), "invalid_deadline"},
+		{"deadline past a year", "t", 100, now.Add(bounds.MaxGroupLife + time.Millisecond), "invalid_deadline"},
 		{"free", "t", 0, now.Add(time.Hour), "invalid_price"},
 		{"negative price", "t", -1, now.Add(time.Hour), "invalid_price"},
 	} {

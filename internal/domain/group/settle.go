@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 	"strings"
 
 	"orderflow/internal/domain/apperr"
@@ -31,7 +32,7 @@ func (s *Service) Settle(ctx context.Context, groupNo string, manual bool, retri
 	log := s.log.With(zap.String("group_no", groupNo), zap.Int("retried", retried))
 	err := s.settle(ctx, groupNo, manual, log)
 	var short *errShort
-	var bound *model.BoundError
+	var bound *bounds.BoundError
 	switch {
 	case err == nil:
 		return nil
@@ -102,7 +103,7 @@ func (s *Service) charge(ctx context.Context, g *model.Group, manual bool, log *
 	if manual {
 		from = append(from, model.GroupFailed)
 	}
-	if err := model.CheckGroupPrice(g.PriceCents); err != nil {
+	if err := bounds.CheckGroupPrice(g.PriceCents); err != nil {
 		return err
 	}
 	now := s.clock.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 
 	"orderflow/internal/domain/apperr"
 	"orderflow/model"
@@ -54,7 +55,7 @@ func (s *Service) giveUpOrRelease(ctx context.Context, c *claim, cause error, lo
 // code in the event) and the admin told; nothing of its effect was written.
 func (s *Service) refuse(ctx context.Context, c *claim, cause error, log *zap.Logger) error {
 	ctx = context.WithoutCancel(ctx)
-	var bound *model.BoundError
+	var bound *bounds.BoundError
 	if !errors.As(cause, &bound) {
 		return s.giveUpOrRelease(ctx, c, cause, log)
 	}

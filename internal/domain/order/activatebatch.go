@@ -3,6 +3,7 @@ package order
 import (
 	"context"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 	"sync"
 
 	"orderflow/model"
@@ -16,7 +17,7 @@ type batchClaim struct {
 	*claim
 	task *batchTask
 	log  *zap.Logger
-	line model.Line
+	line bounds.Line
 }
 
 // Activate runs one order:activate task. Its order is claimed (its own

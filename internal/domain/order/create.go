@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 	"strconv"
 
 	"orderflow/internal/infra/failpoint"
@@ -32,7 +33,7 @@ type Created struct {
 // order instead of racing it for stock or the pending slot; the key reused
 // for another order is refused (idempotency.go).
 func (s *Service) Create(ctx context.Context, req CreateRequest) (*Created, error) {
-	if err := model.CheckQuantity(int64(req.Quantity)); err != nil {
+	if err := bounds.CheckQuantity(int64(req.Quantity)); err != nil {
 		return nil, err
 	}
 	if req.IdempotencyKey == "" {
@@ -64,7 +65,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		return nil, fmt.Errorf("create order: load product %d: %w", req.ProductID, err)
 	}
 	// Every bound before anything is taken or written.
-	line, err := model.PriceLine(p, req.Quantity)
+	line, err := bounds.PriceLine(p, req.Quantity)
 	if err != nil {
 		return nil, err
 	}

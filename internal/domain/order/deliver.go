@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/infra/failpoint"
 	"orderflow/model"
 
@@ -158,7 +159,7 @@ func (s *Service) deliverAll(ctx context.Context, tx *model.Store, ready []*batc
 
 // applyEffectOnce records a wallet or subscription order's effect (its
 // primary key makes it once-only) and, if the record is fresh, applies it.
-func applyEffectOnce(ctx context.Context, tx *model.Store, o *model.Order, line model.Line, now time.Time) error {
+func applyEffectOnce(ctx context.Context, tx *model.Store, o *model.Order, line bounds.Line, now time.Time) error {
 	fresh, err := tx.ClaimEffect(ctx, o.ID, string(o.Kind), "", now)
 	if !fresh || err != nil {
 		return err
@@ -170,25 +171,25 @@ func applyEffectOnce(ctx context.Context, tx *model.Store, o *model.Order, line 
 // product and quantity make a line within every bound (PriceLine, as at
 // creation), the order's kind is its product's, and its amount is one an
 // order can have.
-func deliverable(o *model.Order, p *model.Product) (model.Line, error) {
+func deliverable(o *model.Order, p *model.Product) (bounds.Line, error) {
 	if o.Kind != p.Kind {
-		return model.Line{}, &model.BoundError{Code: "invalid_kind", Message: fmt.Sprintf("order kind %q, product kind %q", o.Kind, p.Kind)}
+		return bounds.Line{}, &bounds.BoundError{Code: "invalid_kind", Message: fmt.Sprintf("order kind %q, product kind %q", o.Kind, p.Kind)}
 	}
-	line, err := model.PriceLine(p, o.Quantity)
+	line, err := bounds.PriceLine(p, o.Quantity)
 	if err != nil {
 		return line, err
 	}
-	return line, model.CheckAmount(o.AmountCents, 0)
+	return line, bounds.CheckAmount(o.AmountCents, 0)
 }
 
 // applyEffect credits a recharge or extends a subscription by the checked line.
-func applyEffect(ctx context.Context, tx *model.Store, o *model.Order, line model.Line, now time.Time) error {
+func applyEffect(ctx context.Context, tx *model.Store, o *model.Order, line bounds.Line, now time.Time) error {
 	switch o.Kind {
 	case model.KindRecharge:
 		_, err := tx.CreditWallet(ctx, o.UserID, "credit", "order:"+o.OrderNo, line.CreditCents, now)
-		return err
+		return bounds.FromLedger(err)
 	case model.KindSubscription:
-		return tx.ExtendSubscription(ctx, o.UserID, line.Extension, now)
+		return bounds.FromLedger(tx.ExtendSubscription(ctx, o.UserID, line.Extension, now))
 	}
 	return fmt.Errorf("order %s: unknown kind %q", o.OrderNo, o.Kind)
 }

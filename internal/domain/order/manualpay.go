@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"orderflow/internal/domain/bounds"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -64,7 +65,7 @@ func checkManual(m ManualPayment) error {
 	if n := utf8.RuneCountInString(m.Reference); n == 0 || n > maxReference || hasControl(m.Reference) {
 		return ErrBadReference
 	}
-	if err := model.CheckAmount(m.AmountCents, 1); err != nil {
+	if err := bounds.CheckAmount(m.AmountCents, 1); err != nil {
 		return err
 	}
 	if utf8.RuneCountInString(m.Note) > maxPayNote || hasControl(m.Note) {

@@ -2,11 +2,11 @@ package order
 
 import (
 	"errors"
+	"orderflow/internal/domain/bounds"
 	"strings"
 	"testing"
 
 	"orderflow/internal/domain/apperr"
-	"orderflow/model"
 )
 
 // The bounds of an operator's manual payment, checked before anything is
@@ -21,12 +21,12 @@ func TestCheckManual(t *testing.T) {
 		{"plain", func(*ManualPayment) {}, ""},
 		{"64 characters of reference", func(m *ManualPayment) { m.Reference = strings.Repeat("é", 64) }, ""},
 		{"note of 255", func(m *ManualPayment) { m.Note = strings.Repeat("n", 255) }, ""},
-		{"the largest amount", func(m *ManualPayment) { m.AmountCents = model.MaxCents }, ""},
+		{"the largest amount", func(m *ManualPayment) { m.AmountCents = bounds.MaxCents }, ""},
 		{"empty reference", func(m *ManualPayment) { m.Reference = "" }, "invalid_reference"},
 		{"65 characters of reference", func(m *ManualPayment) { m.Reference = strings.Repeat("r", 65) }, "invalid_reference"},
 		{"tab in reference", func(m *ManualPayment) { m.Reference = "A\tB" }, "invalid_reference"},
 		{"zero amount", func(m *ManualPayment) { m.AmountCents = 0 }, "invalid_amount"},
-		{"amount past the bound", func(m *ManualPayment) { m.AmountCents = model.MaxCents + 1 }, "invalid_amount"},
+		{"amount past the bound", func(m *ManualPayment) { m.AmountCents = bounds.MaxCents + 1 }, "invalid_amount"},
 		{"note of 256", func(m *ManualPayment) { m.Note = strings.Repeat("n", 256) }, "invalid_note"},
 		{"newline in note", func(m *ManualPayment) { m.Note = "a\nb" }, "invalid_note"},
 	} {

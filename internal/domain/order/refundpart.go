@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 	"unicode/utf8"
 
 	"orderflow/internal/domain/apperr"
@@ -93,7 +94,7 @@ func checkRefund(req RefundRequest) error {
 	if !ValidIdempotencyKey(req.Key) {
 		return ErrBadIdempotencyKey
 	}
-	if err := model.CheckAmount(req.AmountCents, 1); err != nil {
+	if err := bounds.CheckAmount(req.AmountCents, 1); err != nil {
 		return err
 	}
 	if !utf8.ValidString(req.Reason) || utf8.RuneCountInString(req.Reason) > MaxRefundReason {

@@ -11,14 +11,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"orderflow/internal/domain/bounds"
 
 	"orderflow/internal/domain/dispute"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/domain/statement"
 	"orderflow/internal/infra/pay"
-	"orderflow/model"
 
 	"go.uber.org/zap"
 )
@@ -38,31 +37,28 @@ type Notifications struct {
 // missing or out of bounds): the provider is told to send it again.
 var ErrUnusable = errors.New("notification cannot be recorded")
 
-// Notified verifies body with p (nothing is read before that), then applies
-// what it says. nil means recorded (repeats included): the provider may stop
-// sending it.
-func (n *Notifications) Notified(ctx context.Context, p pay.Provider, r *http.Request, body []byte) error {
-	ev, err := p.Parse(r, body)
-	if err != nil {
-		n.Log.Warn("provider notification refused", zap.String("provider", p.Name()), zap.Error(err))
-		return fmt.Errorf("%s notification: %w", p.Name(), err)
-	}
+// Notified applies what a provider's notification says. The endpoint has
+// verified it first (pay.Provider.Parse: nothing is read before that), so
+// ev is the provider's word. nil means recorded (repeats included): the
+// provider may stop sending it.
+func (n *Notifications) Notified(ctx context.Context, provider string, ev *pay.Event) error {
+	var err error
 	switch {
 	case ev.Paid != nil:
 		pd := ev.Paid
-		if pd.OrderNo == "" || pd.TradeNo == "" || len(pd.TradeNo) > 64 || model.CheckAmount(pd.AmountCents, 1) != nil {
-			n.Log.Warn("provider payment notification unusable", zap.String("provider", p.Name()),
+		if pd.OrderNo == "" || pd.TradeNo == "" || len(pd.TradeNo) > 64 || bounds.CheckAmount(pd.AmountCents, 1) != nil {
+			n.Log.Warn("provider payment notification unusable", zap.String("provider", provider),
 				zap.String("order_no", pd.OrderNo), zap.String("trade_no", pd.TradeNo), zap.Int64("amount_cents", pd.AmountCents))
-			return fmt.Errorf("%s payment notification: %w", p.Name(), ErrUnusable)
+			return fmt.Errorf("%s payment notification: %w", provider, ErrUnusable)
 		}
-		_, err = n.Orders.Pay(ctx, order.Payment{Provider: p.Name(), OrderNo: pd.OrderNo, TradeNo: pd.TradeNo, AmountCents: pd.AmountCents, At: pd.At})
+		_, err = n.Orders.Pay(ctx, order.Payment{Provider: provider, OrderNo: pd.OrderNo, TradeNo: pd.TradeNo, AmountCents: pd.AmountCents, At: pd.At})
 	case ev.Refund != nil:
-		err = n.refund(ctx, p.Name(), ev.Refund)
+		err = n.refund(ctx, provider, ev.Refund)
 	case ev.Dispute != nil:
-		err = n.Disputes.Apply(ctx, p.Name(), ev.Dispute)
+		err = n.Disputes.Apply(ctx, provider, ev.Dispute)
 	}
 	if err != nil {
-		n.Log.Warn("provider notification not recorded", zap.String("provider", p.Name()), zap.Error(err))
+		n.Log.Warn("provider notification not recorded", zap.String("provider", provider), zap.Error(err))
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"orderflow/internal/domain/bounds"
 	"strings"
 	"testing"
 
@@ -14,7 +15,6 @@ import (
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/sign"
 	"orderflow/internal/testenv"
-	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -45,7 +45,11 @@ func newNotifier(t *testing.T) *notifier {
 func (n *notifier) notify(body []byte, signature string) error {
 	r := httptest.NewRequest(http.MethodPost, "/pay/notify", strings.NewReader(string(body)))
 	r.Header.Set(sign.Header, signature)
-	return n.s.UC.Payments.Notified(context.Background(), n.p, r, body)
+	ev, err := n.p.Parse(r, body)
+	if err != nil {
+		return err
+	}
+	return n.s.UC.Payments.Notified(context.Background(), n.p.Name(), ev)
 }
 
 func (n *notifier) signed(body []byte) error {
@@ -124,7 +128,7 @@ func TestNotifiedRefusesAnUnusablePayment(t *testing.T) {
 		{"a trade of 65 characters", strings.Repeat("t", 65), 500},
 		{"no amount", "T-1", 0},
 		{"a negative amount", "T-1", -500},
-		{"an amount past the bound", "T-1", model.MaxCents + 1},
+		{"an amount past the bound", "T-1", bounds.MaxCents + 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n.refused(t, n.signed(paid(n.orderNo, c.trade, c.cents)), payment.ErrUnusable)

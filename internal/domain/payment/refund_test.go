@@ -90,7 +90,10 @@ func TestNotifiedRefundMadeAtTheProvider(t *testing.T) {
 			body, _ := json.Marshal(c.update)
 			r := httptest.NewRequest(http.MethodPost, "/pay/notify", strings.NewReader(string(body)))
 			r.Header.Set(sign.Header, sign.Sum(n.s.Config.PaySecret, body))
-			err := n.s.UC.Payments.Notified(context.Background(), p, r, body)
+			ev, err := p.Parse(r, body)
+			if err == nil {
+				err = n.s.UC.Payments.Notified(context.Background(), p.Name(), ev)
+			}
 			if (c.wantErr == nil && err != nil) || (c.wantErr != nil && !errors.Is(err, c.wantErr)) {
 				t.Errorf("notified: %v, want %v", err, c.wantErr)
 			}

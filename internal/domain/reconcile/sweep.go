@@ -19,7 +19,6 @@ import (
 	"orderflow/internal/infra/tasks"
 	"orderflow/model"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
@@ -36,10 +35,11 @@ const SweepStateKey = "orderflow:sweep:state"
 // every kind: a kind only says how to read a page and how to re-queue one
 // object in the ledger.
 type Sweeper struct {
-	Store   *model.Store
-	Redis   redis.UniversalClient
-	Relay   *outbox.Relay
-	Asynq   *asynq.Client
+	Store *model.Store
+	Redis redis.UniversalClient
+	Relay *outbox.Relay
+	// Queue re-queues a lost task; its ErrDuplicate is "already queued".
+	Queue   tasks.Enqueuer
 	Tasks   tasks.Table
 	Orders  *order.Service
 	Refunds *refund.Service

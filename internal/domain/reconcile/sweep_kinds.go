@@ -13,7 +13,6 @@ import (
 	"orderflow/internal/infra/tasks"
 	"orderflow/model"
 
-	"github.com/hibiken/asynq"
 	"go.uber.org/zap"
 )
 
@@ -146,16 +145,12 @@ func (s *Sweeper) notifications(ctx context.Context, w walkAt) (metrics.SweepKin
 	}
 	count.Checked = int(n)
 	slot := w.start.Truncate(s.NotifyInterval)
-	task, err := s.Tasks.NewTask(tasks.TypeNotifyDeliver, tasks.PeriodicID(tasks.TypeNotifyDeliver, slot), nil, time.Time{})
-	if err != nil {
-		return count, model.Cursor{}, false, err
-	}
-	_, err = s.Asynq.EnqueueContext(ctx, task)
+	err = s.Queue.Enqueue(ctx, tasks.TypeNotifyDeliver, tasks.PeriodicID(tasks.TypeNotifyDeliver, slot), nil, time.Time{})
 	switch {
 	case err == nil:
 		count.Requeued = 1
 		idlepoll.Announce(ctx, s.Redis)
-	case errors.Is(err, asynq.ErrTaskIDConflict):
+	case errors.Is(err, tasks.ErrDuplicate):
 		err = nil
 	}
 	return count, model.Cursor{}, err == nil, err
@@ -268,15 +263,11 @@ func (s *Sweeper) unnotifiedPayments(ctx context.Context, w walkAt) (metrics.Swe
 		for _, a := range as {
 			count.Checked++
 			id, payload := order.PaymentQueryTask(a.OrderNo, slot)
-			task, err := s.Tasks.NewTask(tasks.TypePaymentQuery, id, payload, time.Time{})
-			if err != nil {
-				return count, cur, false, err
-			}
-			switch _, err = s.Asynq.EnqueueContext(ctx, task); {
+			switch err := s.Queue.Enqueue(ctx, tasks.TypePaymentQuery, id, payload, time.Time{}); {
 			case err == nil:
 				count.Requeued++
 				idlepoll.Announce(ctx, s.Redis)
-			case !errors.Is(err, asynq.ErrTaskIDConflict):
+			case !errors.Is(err, tasks.ErrDuplicate):
 				return count, cur, false, fmt.Errorf("queue payment query of %s: %w", a.OrderNo, err)
 			}
 		}

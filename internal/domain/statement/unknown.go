@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"orderflow/internal/domain/bounds"
 	"time"
 
 	"orderflow/internal/domain/order"
@@ -26,7 +27,7 @@ func (m *matcher) unknownPayment(ctx context.Context, l pay.StatementLine) error
 		return err
 	}
 	log := m.log.With(zap.String("order_no", l.OrderNo), zap.String("trade_no", l.TradeNo), zap.Int64("amount_cents", l.AmountCents))
-	if l.OrderNo == "" || len(l.TradeNo) > 64 || model.CheckAmount(l.AmountCents, 1) != nil {
+	if l.OrderNo == "" || len(l.TradeNo) > 64 || bounds.CheckAmount(l.AmountCents, 1) != nil {
 		log.Warn("unknown payment on the statement cannot be applied: no order number or an amount out of bounds")
 		return m.setAction(ctx, b, "not applied: the line names no order or its amount is out of bounds; return the money at the provider")
 	}

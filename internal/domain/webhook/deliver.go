@@ -1,12 +1,9 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"time"
 
 	"orderflow/internal/infra/failpoint"
@@ -36,7 +33,7 @@ func (s *Service) Deliver(ctx context.Context, eventID string, retryIn time.Dura
 		return err
 	}
 	now := s.Clock.Now()
-	leased, err := s.Store.LeaseWebhook(ctx, w.ID, now, now.Add(s.HTTP.Timeout+leaseMargin))
+	leased, err := s.Store.LeaseWebhook(ctx, w.ID, now, now.Add(s.PostTimeout+leaseMargin))
 	if err != nil {
 		return fmt.Errorf("deliver webhook %s: lease: %w", eventID, err)
 	}
@@ -66,21 +63,8 @@ func (s *Service) Deliver(ctx context.Context, eventID string, retryIn time.Dura
 
 // post sends body, signed now, and wants any 2xx.
 func (s *Service) post(ctx context.Context, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "orderflow-webhooks/1")
-	req.Header.Set(SignatureHeader, Sign(s.Secret, s.Clock.Now(), body))
-	resp, err := s.HTTP.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("receiver answered %d", resp.StatusCode)
-	}
-	return nil
+	return s.Post(ctx, s.URL, body, map[string]string{
+		"User-Agent":    "orderflow-webhooks/1",
+		SignatureHeader: Sign(s.Secret, s.Clock.Now(), body),
+	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"orderflow/internal/domain/webhook"
 	"orderflow/internal/infra/clock"
+	outbound "orderflow/internal/infra/post"
 	"orderflow/internal/testenv"
 	"orderflow/model"
 
@@ -77,7 +78,7 @@ func newLedger(t *testing.T) *ledger {
 	t.Helper()
 	db := testenv.Ledger(t)
 	l := &ledger{db: db, store: model.NewStore(db), clock: clock.NewFake(time.Now()), recv: newReceiver(t)}
-	l.svc = &webhook.Service{Store: l.store, URL: l.recv.URL, Secret: secret, HTTP: &http.Client{Timeout: 5 * time.Second},
+	l.svc = &webhook.Service{Store: l.store, URL: l.recv.URL, Secret: secret, Post: outbound.With(&http.Client{Timeout: 5 * time.Second}), PostTimeout: 5 * time.Second,
 		Clock: l.clock, Log: zap.NewNop()}
 	return l
 }

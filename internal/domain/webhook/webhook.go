@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"orderflow/internal/domain/apperr"
@@ -31,9 +30,13 @@ type Service struct {
 	Store  *model.Store
 	URL    string // "" = webhooks off
 	Secret string
-	HTTP   *http.Client
-	Clock  clock.Clock
-	Log    *zap.Logger
+	// Post sends one body and wants a 2xx (internal/infra/post); the
+	// domain never holds an HTTP client.
+	Post func(ctx context.Context, url string, body []byte, headers map[string]string) error
+	// PostTimeout bounds one Post; a delivery's lease outlasts it.
+	PostTimeout time.Duration
+	Clock       clock.Clock
+	Log         *zap.Logger
 }
 
 // On reports whether webhooks are configured.

@@ -5,15 +5,14 @@
 package notify
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"orderflow/internal/infra/clock"
+	"orderflow/internal/infra/post"
 	"orderflow/internal/infra/sign"
 	"orderflow/model"
 
@@ -87,20 +86,5 @@ func (d *Deliverer) post(ctx context.Context, n model.Notification) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(sign.Header, sign.Sum(d.Secret, body))
-	resp, err := d.HTTP.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("webhook answered %d", resp.StatusCode)
-	}
-	return nil
+	return post.Send(ctx, d.HTTP, d.URL, body, map[string]string{sign.Header: sign.Sum(d.Secret, body)})
 }

@@ -1,14 +1,20 @@
-package model
+// Package bounds is the bounds on money, time and counts: the one place each
+// rule is written. The ledger (model) keeps only the two limits its own SQL
+// enforces — a wallet's and a DATETIME's — and reports them as sentinels,
+// which FromLedger turns into the bound errors here.
+package bounds
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"time"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/model"
 )
 
-// The bounds on money, time and counts: the one place each rule is written.
+// The bounds on money, time and counts.
 // Every product of them (price × quantity, credit × quantity, days ×
 // quantity) is checked against them before anything is written, and again at
 // delivery, so no row — even one written before the bounds existed — can
@@ -17,9 +23,10 @@ const (
 	// MaxCents bounds a price, a credit, an order amount, a payment, a group
 	// price and an opening balance (10^12 cents).
 	MaxCents int64 = 1_000_000_000_000
-	// MaxBalanceCents bounds a wallet: a credit that would take it further
-	// is refused, so balance + credit never nears the int64 limit.
-	MaxBalanceCents int64 = 1_000 * MaxCents
+	// MaxBalanceCents bounds a wallet (1,000 × MaxCents): a credit that
+	// would take it further is refused by the ledger's UPDATE itself, so
+	// balance + credit never nears the int64 limit.
+	MaxBalanceCents = model.MaxBalanceCents
 	// MaxDays bounds a subscription product's days and an order's days × quantity.
 	MaxDays int64 = 36_500
 	// MinQuantity and MaxQuantity bound an order's quantity.
@@ -32,7 +39,7 @@ const (
 
 // MaxTime is the last instant a DATETIME(3) column holds: a subscription
 // may not be extended past it.
-var MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 999_000_000, time.UTC)
+var MaxTime = model.MaxTime
 
 // BoundError is a value outside its bound. Code names the field
 // ("invalid_price", "invalid_amount", …); it unwraps to the API's 400.
@@ -140,7 +147,7 @@ type Line struct {
 
 // PriceLine checks a product and a quantity against every bound and returns
 // the line they make. The same check runs at order creation and at delivery.
-func PriceLine(p *Product, qty int) (Line, error) {
+func PriceLine(p *model.Product, qty int) (Line, error) {
 	var l Line
 	if err := CheckQuantity(int64(qty)); err != nil {
 		return l, err
@@ -154,14 +161,14 @@ func PriceLine(p *Product, qty int) (Line, error) {
 		return l, outOfBounds("invalid_amount", "price_cents %d × quantity %d exceeds %d", p.PriceCents, qty, MaxCents)
 	}
 	switch p.Kind {
-	case KindRecharge:
+	case model.KindRecharge:
 		if err := CheckCredit(p.CreditCents); err != nil {
 			return l, err
 		}
 		if l.CreditCents, ok = MulWithin(p.CreditCents, q, MaxCents); !ok {
 			return l, outOfBounds("invalid_credit", "credit_cents %d × quantity %d exceeds %d", p.CreditCents, qty, MaxCents)
 		}
-	case KindSubscription:
+	case model.KindSubscription:
 		if err := CheckDays(int64(p.Days)); err != nil {
 			return l, err
 		}
@@ -174,23 +181,15 @@ func PriceLine(p *Product, qty int) (Line, error) {
 	return l, nil
 }
 
-// SubscriptionEnd is max(now, current end) + d, refused when it would pass
-// MaxTime.
-func SubscriptionEnd(current *time.Time, now time.Time, d time.Duration) (time.Time, error) {
-	from := now
-	if current != nil && current.After(now) {
-		from = *current
+// FromLedger is err with the ledger's own limits (model.ErrWalletFull,
+// model.ErrSubscriptionEnd) turned into their bound errors; any other error
+// is returned as is.
+func FromLedger(err error) error {
+	switch {
+	case errors.Is(err, model.ErrWalletFull):
+		return &BoundError{Code: "invalid_balance", Message: err.Error()}
+	case errors.Is(err, model.ErrSubscriptionEnd):
+		return &BoundError{Code: "invalid_days", Message: err.Error()}
 	}
-	if d < 0 || from.After(MaxTime.Add(-d)) {
-		return time.Time{}, errSubscriptionEnd(d)
-	}
-	return from.Add(d), nil
-}
-
-func errSubscriptionEnd(d time.Duration) error {
-	return outOfBounds("invalid_days", "extending the subscription by %d days would end it after %s", int64(d/(24*time.Hour)), MaxTime.Format(time.DateOnly))
-}
-
-func errWalletFull(amount int64) error {
-	return outOfBounds("invalid_balance", "crediting %d cents would take the wallet past %d", amount, MaxBalanceCents)
+	return err
 }
