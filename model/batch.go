@@ -31,10 +31,6 @@ func (s *Store) later(ctx context.Context, query string, args ...any) error {
 	return s.x.Later(ctx, query, args...)
 }
 
-// flush sends the held statements on their own, before a statement whose
-// unique-key violation is an answer and so must be its own.
-func (s *Store) flush(ctx context.Context) error { return s.x.Flush(ctx) }
-
 // laterExpect is later for a statement that must touch at least n rows,
 // else the transaction fails with ErrUnmet naming check.
 func (s *Store) laterExpect(ctx context.Context, check string, n int64, query string, args ...any) error {
