@@ -56,7 +56,7 @@ func (s *Store) InsertDispute(ctx context.Context, d *Dispute) (bool, error) {
 		return false, err
 	}
 	s.staleAfterCommit(ctx, d.OrderID, d.OrderNo)
-	return true, s.webhookLater(ctx, WebhookDisputed, d.CreatedAt, map[string]any{
+	return true, s.webhookForNewLater(ctx, "dispute", "opened", d.CreatedAt, map[string]any{
 		"order_no": d.OrderNo, "dispute_id": d.DisputeID, "status": d.Status, "reason": d.Reason,
 		"amount_cents": d.AmountCents, "flag": d.Flag,
 	})

@@ -5,10 +5,6 @@ import (
 	"time"
 )
 
-// WebhookStatementBreak is the event a new statement break sends
-// (InsertStatementBreak): no status move causes it.
-const WebhookStatementBreak = "statement.break"
-
 // StatementBreak is one difference between the ledger and a provider's
 // statement, listed once per (provider, kind, ref).
 type StatementBreak struct {
@@ -43,7 +39,7 @@ func (s *Store) InsertStatementBreak(ctx context.Context, b *StatementBreak) (bo
 	if err != nil || !fresh {
 		return false, err
 	}
-	return true, s.webhookLater(ctx, WebhookStatementBreak, b.CreatedAt, map[string]any{
+	return true, s.webhookForNewLater(ctx, "statement_break", BreakOpen.String(), b.CreatedAt, map[string]any{
 		"provider": b.Provider, "date": b.Day, "kind": b.Kind, "trade_no": b.TradeNo, "order_no": b.OrderNo,
 		"refund_no": b.RefundNo, "provider_amount_cents": b.ProviderAmountCents, "ledger_amount_cents": b.LedgerAmountCents,
 	})

@@ -31,7 +31,7 @@ type Store struct {
 	// traceparent stamps the rows that carry their request's trace (nil:
 	// none); svc installs it.
 	traceparent func(context.Context) string
-	hooks       WebhookTaskFunc // nil: webhooks off (webhooks.go)
+	hooks       *Webhooks // nil: webhooks off (webhooks.go)
 	causal      bool            // reads wait for the cluster's commits (causal.go)
 }
 

@@ -49,50 +49,21 @@ func (w *Webhook) Status() string {
 }
 
 // WebhookTaskFunc builds the outbox row of the task that delivers a
-// webhook (its event id and task generation). svc installs it from the
-// task table when webhooks are on; nil means they are off and no move
-// writes one.
+// webhook (its event id and task generation).
 type WebhookTaskFunc func(eventID string, gen int, now time.Time) *OutboxRow
 
-// SetWebhooks turns webhooks on with the delivery task's row builder. Call
-// it once, before the Store is shared, like SetAfterCommit.
-func (s *Store) SetWebhooks(fn WebhookTaskFunc) { s.hooks = fn }
-
-// webhookEvents is which move causes which shop event: the moves SPEC
-// names, keyed by the machine's object and status names. A move not here
-// (a claim, a release, an operator's order retry) sends nothing.
-var webhookEvents = map[[3]string]string{
-	{"order", "pending", "paid"}:       "order.paid",
-	{"order", "claimed", "finished"}:   "order.finished",
-	{"order", "pending", "closed"}:     "order.closed",
-	{"order", "refunding", "refunded"}: "order.refunded",
-	{"refund", "processing", "manual"}: "refund.manual",
-	{"group", "closed", "settled"}:     "group.settled",
-	{"group", "failed", "settled"}:     "group.settled", // an operator's retry
-	{"group", "closed", "failed"}:      "group.failed",
+// Webhooks is what the ledger needs to write shop events: EventFor names
+// the event a happening causes ("" for none: the domain's rule,
+// webhook.EventFor) and Task builds its delivery task's row. svc installs
+// them when webhooks are on; without them no move writes one.
+type Webhooks struct {
+	EventFor func(object, from, to string) string
+	Task     WebhookTaskFunc
 }
 
-// WebhookEventFor names the event a move causes, or "".
-func WebhookEventFor(object, from, to string) string {
-	return webhookEvents[[3]string{object, from, to}]
-}
-
-// WebhookDisputed is the event a new dispute sends (InsertDispute): no
-// status move of ours causes it, so it is not in webhookEvents.
-const WebhookDisputed = "order.disputed"
-
-// WebhookEventTypes lists every event type the ledger can send.
-func WebhookEventTypes() []string {
-	seen := map[string]bool{}
-	out := []string{WebhookDisputed, WebhookStatementBreak}
-	for _, t := range webhookEvents {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
+// SetWebhooks turns webhooks on. Call it once, before the Store is shared,
+// like SetAfterCommit.
+func (s *Store) SetWebhooks(w Webhooks) { s.hooks = &w }
 
 // webhookBody is what a receiver gets. Data names the object and its new
 // status and never carries card codes or keys: a receiver that needs the
@@ -109,21 +80,32 @@ type webhookBody struct {
 // move functions call it once their UPDATE is known to move the row (or
 // aborts the transaction if it does not), so no caller can forget it.
 func (s *Store) webhookForMoveLater(ctx context.Context, object, from, to string, at time.Time, data map[string]any) error {
-	typ := WebhookEventFor(object, from, to)
-	if s.hooks == nil || typ == "" {
+	if s.hooks == nil {
+		return nil
+	}
+	typ := s.hooks.EventFor(object, from, to)
+	if typ == "" {
 		return nil
 	}
 	data["status"], data["previous_status"] = to, from
 	return s.webhookLater(ctx, typ, at, data)
 }
 
-// webhookLater writes one event of type typ with its delivery task, in the
-// caller's transaction (if webhooks are on): the move functions' path, and
-// the events no status move causes (a new dispute's order.disputed).
-func (s *Store) webhookLater(ctx context.Context, typ string, at time.Time, data map[string]any) error {
+// webhookForNewLater writes the event a new object causes (a dispute, a
+// statement break: no status move of ours), if any and if webhooks are on.
+func (s *Store) webhookForNewLater(ctx context.Context, object, status string, at time.Time, data map[string]any) error {
 	if s.hooks == nil {
 		return nil
 	}
+	if typ := s.hooks.EventFor(object, "", status); typ != "" {
+		return s.webhookLater(ctx, typ, at, data)
+	}
+	return nil
+}
+
+// webhookLater writes one event of type typ with its delivery task, in the
+// caller's transaction; webhooks are on.
+func (s *Store) webhookLater(ctx context.Context, typ string, at time.Time, data map[string]any) error {
 	id, err := newEventID()
 	if err != nil {
 		return err
@@ -138,7 +120,7 @@ func (s *Store) webhookLater(ctx context.Context, typ string, at time.Time, data
 		id, typ, body, at, at); err != nil {
 		return err
 	}
-	return s.InsertOutboxLater(ctx, s.hooks(id, 0, at))
+	return s.InsertOutboxLater(ctx, s.hooks.Task(id, 0, at))
 }
 
 // newEventID is a random, unguessable event id ("evt_" and 24 hex digits).
@@ -228,5 +210,5 @@ func (s *Store) RequeueWebhookLater(ctx context.Context, w *Webhook, now time.Ti
 	if err != nil || n != 1 {
 		return false, err
 	}
-	return true, s.InsertOutboxLater(ctx, s.hooks(w.EventID, w.TaskGen+1, now))
+	return true, s.InsertOutboxLater(ctx, s.hooks.Task(w.EventID, w.TaskGen+1, now))
 }

@@ -14,9 +14,10 @@ import (
 // until the lease runs out (the post's worker died) or the post ends.
 func TestRequeueWebhookKeepsAHeldLease(t *testing.T) {
 	b := setup(t)
-	b.store.SetWebhooks(func(eventID string, gen int, now time.Time) *model.OutboxRow {
-		return model.TaskRow(fmt.Sprintf("webhook:deliver:%s:%d", eventID, gen), "webhook:deliver", []byte(`{}`), now, now)
-	})
+	b.store.SetWebhooks(model.Webhooks{EventFor: func(string, string, string) string { return "" },
+		Task: func(eventID string, gen int, now time.Time) *model.OutboxRow {
+			return model.TaskRow(fmt.Sprintf("webhook:deliver:%s:%d", eventID, gen), "webhook:deliver", []byte(`{}`), now, now)
+		}})
 	const eventID = "evt_requeuekeepslease"
 	b.exec(t, `INSERT INTO webhooks (event_id, type, body, next_attempt_at, created_at) VALUES (?, 'order.paid', '{}', ?, ?)`,
 		eventID, b.now, b.now)

@@ -65,7 +65,7 @@ func (s *ServiceContext) NewUseCases() *UseCases {
 	relay := outbox.New(s.Store, s.Asynq, s.Inspector, s.Redis, s.Tasks, s.Log)
 	s.Store.SetAfterCommit(afterCommit(relay, s.Redis, s.Log))
 	if c.WebhookURL != "" {
-		s.Store.SetWebhooks(webhookTask)
+		s.Store.SetWebhooks(model.Webhooks{EventFor: webhook.EventFor, Task: webhookTask})
 	}
 	webhookHTTP := &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(nil)}
 	webhooks := &webhook.Service{Store: s.Store, URL: c.WebhookURL, Secret: c.WebhookSecret,

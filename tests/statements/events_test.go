@@ -110,7 +110,7 @@ func runRefundNotified(t *testing.T, a *shop, refundNotified notifiedRefund, aga
 			t.Errorf("%s: %d statement_break alerts, want 1", when, n)
 		}
 		if n := a.s.Count(t, "SELECT COUNT(*) FROM webhooks WHERE type = ? AND body LIKE ?",
-			model.WebhookStatementBreak, `%"provider":"`+p.name+`"%`); n != 1 {
+			"statement.break", `%"provider":"`+p.name+`"%`); n != 1 {
 			t.Errorf("%s: %d statement.break webhooks, want 1", when, n)
 		}
 		return bs

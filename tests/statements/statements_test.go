@@ -404,7 +404,7 @@ func runStatementDay(t *testing.T, a *shop) {
 		return a.s.Count(t, "SELECT COUNT(*) FROM notifications WHERE kind = ? AND notify_id LIKE ?", statement.NotifyBreak, "statement-break:"+p.name+":%")
 	}
 	hooks := func() int64 {
-		return a.s.Count(t, "SELECT COUNT(*) FROM webhooks WHERE type = ? AND body LIKE ?", model.WebhookStatementBreak, `%"provider":"`+p.name+`"%`)
+		return a.s.Count(t, "SELECT COUNT(*) FROM webhooks WHERE type = ? AND body LIKE ?", "statement.break", `%"provider":"`+p.name+`"%`)
 	}
 	if n := alerts(); n != int64(len(want)) {
 		t.Errorf("%d statement_break alerts, want %d", n, len(want))

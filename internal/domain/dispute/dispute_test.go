@@ -97,7 +97,7 @@ func testApply(t *testing.T, backend testenv.Backend) {
 			}
 			n := counts{
 				Rows:     s.Count(t, `SELECT COUNT(*) FROM disputes`),
-				Webhooks: s.Count(t, `SELECT COUNT(*) FROM webhooks WHERE type = ?`, model.WebhookDisputed),
+				Webhooks: s.Count(t, `SELECT COUNT(*) FROM webhooks WHERE type = ?`, "order.disputed"),
 				Opened:   s.Count(t, `SELECT COUNT(*) FROM notifications WHERE kind = ?`, dispute.NotifyOpened),
 				Unknown:  s.Count(t, `SELECT COUNT(*) FROM notifications WHERE kind = ?`, dispute.NotifyUnknownTrade),
 			}
