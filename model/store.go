@@ -32,7 +32,7 @@ type Store struct {
 	// none); svc installs it.
 	traceparent func(context.Context) string
 	hooks       *Webhooks // nil: webhooks off (webhooks.go)
-	causal      bool            // reads wait for the cluster's commits (causal.go)
+	causal      bool      // reads wait for the cluster's commits (causal.go)
 }
 
 // NewStore wraps an open database.
