@@ -34,7 +34,7 @@ type Payment struct {
 	TradeNo     string
 	OrderID     int64
 	AmountCents int64
-	Disposition string
+	Disposition Disposition
 	CreatedAt   time.Time
 	// PaidAt is the provider's own time of the payment (CreatedAt when it
 	// gave none): the statement day the payment belongs to.
@@ -60,7 +60,7 @@ func (s *Store) InsertPaymentLater(ctx context.Context, p *Payment) error {
 }
 
 // SetPaymentDisposition records what a payment turned out to be.
-func (s *Store) SetPaymentDisposition(ctx context.Context, provider, tradeNo, disposition string) error {
+func (s *Store) SetPaymentDisposition(ctx context.Context, provider, tradeNo string, disposition Disposition) error {
 	_, err := s.exec(ctx, `UPDATE payments SET disposition = ? WHERE provider = ? AND trade_no = ?`, disposition, provider, tradeNo)
 	return err
 }

@@ -162,14 +162,21 @@ func (k FlowKind) String() string {
 	return fmt.Sprintf("flow(%d)", int(k))
 }
 
-// Payment dispositions: what a recorded payment did to its order.
+// Disposition is what a recorded payment did to its order, stored as is
+// in payments.disposition and shown as is in the admin views.
+type Disposition string
+
+// String returns the disposition as stored.
+func (d Disposition) String() string { return string(d) }
+
+// Payment dispositions.
 const (
-	PaymentApplied   = "applied"   // moved the order pending→paid
-	PaymentLate      = "late"      // landed after the order closed: refund
-	PaymentDuplicate = "duplicate" // a second trade for an order already paid: refund
-	PaymentMismatch  = "mismatch"  // wrong amount: refund, alert
+	PaymentApplied   Disposition = "applied"   // moved the order pending→paid
+	PaymentLate      Disposition = "late"      // landed after the order closed: refund
+	PaymentDuplicate Disposition = "duplicate" // a second trade for an order already paid: refund
+	PaymentMismatch  Disposition = "mismatch"  // wrong amount: refund, alert
 	// PaymentHeld: its trade already pays another order. It is not a
 	// payments row (the trade has one) but a held_payments row, held for an
 	// operator and alerted; never delivered, never refunded automatically.
-	PaymentHeld = "held"
+	PaymentHeld Disposition = "held"
 )

@@ -67,7 +67,7 @@ type payment struct {
 	TradeNo     string
 	OrderID     int64
 	AmountCents int64
-	Disposition string
+	Disposition model.Disposition
 }
 
 type refund struct {

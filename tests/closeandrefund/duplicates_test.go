@@ -139,7 +139,7 @@ func TestDuplicateAndWrongPayments(t *testing.T) {
 		if winner == loser {
 			loser = trades[1]
 		}
-		disp := map[string]string{}
+		disp := map[string]model.Disposition{}
 		for _, p := range paymentsFor(t, row.ID) {
 			disp[p.TradeNo] = p.Disposition
 		}

@@ -105,7 +105,7 @@ func TestManualPayments(t *testing.T) {
 		if row.TradeNo == nil || *row.TradeNo != "BANK-0001" {
 			t.Errorf("order trade_no %v, want the trimmed reference BANK-0001", row.TradeNo)
 		}
-		want := []paymentRow{{Provider: "manual", TradeNo: "BANK-0001", AmountCents: o.AmountCents, Disposition: model.PaymentApplied}}
+		want := []paymentRow{{Provider: "manual", TradeNo: "BANK-0001", AmountCents: o.AmountCents, Disposition: model.PaymentApplied.String()}}
 		if diff := cmp.Diff(want, payments(t, o.OrderNo)); diff != "" {
 			t.Errorf("payments of the order (-want +got):\n%s", diff)
 		}
@@ -175,7 +175,7 @@ func TestManualPayments(t *testing.T) {
 		if moves := s.Moves(t, o.OrderNo); !slices.Contains(moves, "closed→refunding") || slices.Contains(moves, "pending→paid") {
 			t.Errorf("order history %v, want closed→refunding and never paid", moves)
 		}
-		want := []paymentRow{{Provider: "manual", TradeNo: "BANK-LATE", AmountCents: o.AmountCents, Disposition: model.PaymentLate}}
+		want := []paymentRow{{Provider: "manual", TradeNo: "BANK-LATE", AmountCents: o.AmountCents, Disposition: model.PaymentLate.String()}}
 		if diff := cmp.Diff(want, payments(t, o.OrderNo)); diff != "" {
 			t.Errorf("payments of the late order (-want +got):\n%s", diff)
 		}

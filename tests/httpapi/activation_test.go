@@ -239,7 +239,7 @@ func activationAtScale(t *testing.T, backend testenv.Backend) {
 		TradeNo     string
 		OrderID     int64
 		AmountCents int64
-		Disposition string
+		Disposition model.Disposition
 	}](t, s, `SELECT trade_no, order_id, amount_cents, disposition FROM payments`)
 	if len(payments) != len(orders) {
 		t.Errorf("payments rows = %d, want %d", len(payments), len(orders))

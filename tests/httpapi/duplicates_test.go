@@ -130,7 +130,7 @@ func TestDuplicateNotifications(t *testing.T) {
 		}
 		assertDeliveredOnce(t, s, row, first, []string{first, second})
 		disp := testenv.Rows[struct{ TradeNo, Disposition string }](t, s, `SELECT trade_no, disposition FROM payments WHERE order_id = ? ORDER BY id`, row.ID)
-		wantDisp := []struct{ TradeNo, Disposition string }{{first, model.PaymentApplied}, {second, model.PaymentDuplicate}}
+		wantDisp := []struct{ TradeNo, Disposition string }{{first, model.PaymentApplied.String()}, {second, model.PaymentDuplicate.String()}}
 		if diff := cmp.Diff(wantDisp, disp); diff != "" {
 			t.Errorf("payments (-want +got):\n%s", diff)
 		}

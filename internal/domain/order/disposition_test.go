@@ -16,7 +16,7 @@ import (
 // must be in the table, so a new status cannot slip through unclassified.
 func TestDisposition(t *testing.T) {
 	const price = 1990
-	want := map[model.OrderStatus][2]string{ // [right amount, wrong amount]
+	want := map[model.OrderStatus][2]model.Disposition{ // [right amount, wrong amount]
 		model.OrderPending:   {model.PaymentApplied, model.PaymentMismatch},
 		model.OrderPaid:      {model.PaymentDuplicate, model.PaymentMismatch},
 		model.OrderClaimed:   {model.PaymentDuplicate, model.PaymentMismatch},
@@ -26,10 +26,10 @@ func TestDisposition(t *testing.T) {
 		model.OrderRefunding: {model.PaymentLate, model.PaymentMismatch},
 		model.OrderRefunded:  {model.PaymentLate, model.PaymentMismatch},
 	}
-	got := map[model.OrderStatus][2]string{}
+	got := map[model.OrderStatus][2]model.Disposition{}
 	for st := model.OrderStatus(1); !strings.HasPrefix(st.String(), "status("); st++ {
 		o := &model.Order{OrderNo: "O1", Status: st, AmountCents: price}
-		got[st] = [2]string{disposition(o, price), disposition(o, price+1)}
+		got[st] = [2]model.Disposition{disposition(o, price), disposition(o, price+1)}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("disposition by status [right amount, wrong amount] (-want +got):\n%s", diff)

@@ -30,8 +30,8 @@ type Payment struct {
 
 // PayResult says what a notification did.
 type PayResult struct {
-	Disposition string // model.Payment* — applied, late, duplicate, mismatch, held
-	Repeat      bool   // the trade was already recorded (for this order, or held for it)
+	Disposition model.Disposition // applied, late, duplicate, mismatch, held
+	Repeat      bool              // the trade was already recorded (for this order, or held for it)
 }
 
 // Pay records a payment. A matching payment for a pending order moves it
@@ -81,7 +81,7 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 		log.Warn("payment held for an operator: its trade already pays another order; not delivered, not refunded",
 			zap.String("paid_order_no", rec.paidOrderNo), zap.Int64("amount_cents", p.AmountCents))
 	default:
-		log.Warn("payment recorded for refund, not delivered", zap.String("disposition", res.Disposition))
+		log.Warn("payment recorded for refund, not delivered", zap.Stringer("disposition", res.Disposition))
 	}
 	return &res, nil
 }
@@ -130,7 +130,7 @@ func (s *Service) record(ctx context.Context, tx *model.Store, p Payment, now ti
 	if err := tx.SetPaymentDisposition(ctx, p.Provider, p.TradeNo, rec.result.Disposition); err != nil {
 		return rec, err
 	}
-	_, _, err = refund.Open(ctx, tx, o, refund.Request{Provider: pay.Provider, TradeNo: pay.TradeNo, AmountCents: pay.AmountCents, Reason: rec.result.Disposition}, now)
+	_, _, err = refund.Open(ctx, tx, o, refund.Request{Provider: pay.Provider, TradeNo: pay.TradeNo, AmountCents: pay.AmountCents, Reason: rec.result.Disposition.String()}, now)
 	return rec, err
 }
 
@@ -145,7 +145,7 @@ func newPayment(p Payment, o *model.Order, now time.Time) *model.Payment {
 }
 
 // applyPayment decides what a newly recorded payment does to its order.
-func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment) (string, error) {
+func (s *Service) applyPayment(ctx context.Context, tx *model.Store, o *model.Order, pay *model.Payment) (model.Disposition, error) {
 	now := pay.CreatedAt
 	d := disposition(o, pay.AmountCents)
 	if d == model.PaymentMismatch {
@@ -217,7 +217,7 @@ func (s *Service) queueActivation(ctx context.Context, tx *model.Store, o *model
 
 // refundLate moves a closed order to refunding: the payment came after the
 // close, so the money goes back and the order is never delivered.
-func (s *Service) refundLate(ctx context.Context, tx *model.Store, o *model.Order, now time.Time) (string, error) {
+func (s *Service) refundLate(ctx context.Context, tx *model.Store, o *model.Order, now time.Time) (model.Disposition, error) {
 	moved, err := tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
 		From: model.OrderClosed, To: model.OrderRefunding, Reason: "payment after close", At: now,
 	})
@@ -235,7 +235,7 @@ func (s *Service) refundLate(ctx context.Context, tx *model.Store, o *model.Orde
 // order is paid; a closed one is late (refundLate moves it to refunding, or
 // finds it already moved: a duplicate). A trade already recorded never gets
 // here: tradeRecorded calls it a repeat or holds it.
-func disposition(o *model.Order, paidCents int64) string {
+func disposition(o *model.Order, paidCents int64) model.Disposition {
 	switch {
 	case paidCents != o.AmountCents:
 		return model.PaymentMismatch
@@ -250,7 +250,7 @@ func disposition(o *model.Order, paidCents int64) string {
 // dispositionFor classifies a matching payment for an order that is not
 // pending (and not closed): another trade already paid it, or it is already
 // being refunded after a late payment.
-func dispositionFor(st model.OrderStatus) string {
+func dispositionFor(st model.OrderStatus) model.Disposition {
 	if st == model.OrderRefunding || st == model.OrderRefunded {
 		return model.PaymentLate
 	}

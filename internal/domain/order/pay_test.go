@@ -27,7 +27,7 @@ func TestPayDispositions(t *testing.T) {
 		t.Fatal(err)
 	}
 	type outcome struct {
-		Disposition string
+		Disposition model.Disposition
 		Repeat      bool
 		Status      string
 	}

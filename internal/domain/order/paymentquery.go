@@ -57,7 +57,7 @@ func (s *Service) QueryPayments(ctx context.Context, o *model.Order) (int, error
 		if !res.Repeat {
 			n++
 			log.Warn("payment found by query: its notification was lost", zap.String("trade_no", paid.TradeNo),
-				zap.String("disposition", res.Disposition))
+				zap.Stringer("disposition", res.Disposition))
 		}
 	}
 	return n, errors.Join(errs...)

@@ -65,11 +65,11 @@ type AdminView struct {
 
 // PaymentView is one payment recorded for an order.
 type PaymentView struct {
-	Provider    string    `json:"provider"`
-	TradeNo     string    `json:"trade_no"`
-	AmountCents int64     `json:"amount_cents"`
-	Disposition string    `json:"disposition"`
-	CreatedAt   time.Time `json:"created_at"`
+	Provider    string            `json:"provider"`
+	TradeNo     string            `json:"trade_no"`
+	AmountCents int64             `json:"amount_cents"`
+	Disposition model.Disposition `json:"disposition"`
+	CreatedAt   time.Time         `json:"created_at"`
 }
 
 // HeldPaymentView is one payment held against an order.

@@ -157,7 +157,7 @@ func (m *matcher) heldNow(ctx context.Context, b *model.StatementBreak) (string,
 			return "", fmt.Errorf("payment of break %d: %w", b.ID, err)
 		}
 		if b.Kind == BreakUnknownPayment {
-			return "the ledger now holds the payment (disposition " + p.Disposition + ")", nil
+			return "the ledger now holds the payment (disposition " + p.Disposition.String() + ")", nil
 		}
 		stated = p.StatedOn
 	case BreakMissingRefund:

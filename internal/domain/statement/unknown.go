@@ -40,7 +40,7 @@ func (m *matcher) unknownPayment(ctx context.Context, l pay.StatementLine) error
 	if err != nil {
 		return fmt.Errorf("apply unknown payment %s: %w", l.TradeNo, err)
 	}
-	log.Warn("unknown payment on the statement applied", zap.String("disposition", res.Disposition))
+	log.Warn("unknown payment on the statement applied", zap.Stringer("disposition", res.Disposition))
 	p, err := m.s.store.PaymentByTrade(ctx, m.run.Provider, l.TradeNo)
 	if err != nil {
 		return fmt.Errorf("unknown payment %s after applying: %w", l.TradeNo, err)
@@ -52,7 +52,7 @@ func (m *matcher) unknownPayment(ctx context.Context, l pay.StatementLine) error
 }
 
 // payAction says what the payment path did with an unknown payment.
-func payAction(disposition string) string {
+func payAction(disposition model.Disposition) string {
 	switch disposition {
 	case model.PaymentApplied:
 		return "applied: the order is paid and is being delivered"
@@ -61,7 +61,7 @@ func payAction(disposition string) string {
 	case model.PaymentHeld:
 		return "held: its trade already pays another order; an operator decides"
 	}
-	return "refunded: the payment is refunded through the provider (" + disposition + ")"
+	return "refunded: the payment is refunded through the provider (" + disposition.String() + ")"
 }
 
 // theirRefunds matches refunds made outside orderflow (no orderflow refund
@@ -110,7 +110,7 @@ func (m *matcher) recordTheirRefund(ctx context.Context, l pay.StatementLine) er
 	l.OrderNo = o.OrderNo
 	if p.Disposition != model.PaymentApplied {
 		return m.list(ctx, m.newBreak(BreakUnknownRefund, l.Ref, l, nil,
-			"not recorded: trade "+l.TradeNo+" is not the order's payment (it is refunded as "+p.Disposition+"); check it at the provider"))
+			"not recorded: trade "+l.TradeNo+" is not the order's payment (it is refunded as "+p.Disposition.String()+"); check it at the provider"))
 	}
 	now := m.s.clock.Now()
 	at := now
