@@ -59,8 +59,10 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 			return trail.Record(ctx, tx, now, trail.OrderPayment, p.OrderNo, paymentDetail(p, rec.result))
 		})
 		// The expected case met a trade already recorded or an order moved
-		// meanwhile: its transaction rolled back; look again, carefully.
-		if careful || !(model.IsDuplicate(err) || errors.Is(err, model.ErrUnmet)) {
+		// meanwhile, or an order this Galera node has not applied yet (the
+		// notification can outrun the create's replication): its
+		// transaction rolled back; look again, carefully.
+		if careful || !(model.IsDuplicate(err) || errors.Is(err, model.ErrUnmet) || s.notYetHere(ctx, err, p.OrderNo)) {
 			break
 		}
 	}
@@ -90,6 +92,17 @@ func (s *Service) Pay(ctx context.Context, p Payment) (*PayResult, error) {
 type recorded struct {
 	result      PayResult
 	paidOrderNo string // held: the order the trade already pays
+}
+
+// notYetHere reports whether err is a not-found that a causal read
+// (model.Store.Causal: on Galera, after the node has applied every commit
+// the cluster made before it) contradicts. On one server it never is.
+func (s *Service) notYetHere(ctx context.Context, err error, orderNo string) bool {
+	if !errors.Is(err, ErrNotFound) {
+		return false
+	}
+	_, err = s.store.Causal().OrderByNo(ctx, orderNo)
+	return err == nil
 }
 
 // record is Pay's transaction. Unless careful, the expected case (pending
