@@ -114,7 +114,7 @@ func TestManualPayments(t *testing.T) {
 		}
 		wantTrail := []auditEntry{{Actor: "bob", Action: "order_payment", Object: o.OrderNo, Detail: map[string]any{
 			"provider": "manual", "trade_no": "BANK-0001", "amount_cents": float64(o.AmountCents),
-			"disposition": model.PaymentApplied, "reason": "transfer seen on the statement",
+			"disposition": model.PaymentApplied.String(), "reason": "transfer seen on the statement",
 		}}}
 		if diff := cmp.Diff(wantTrail, trail(t, o.OrderNo), ignoreAt); diff != "" {
 			t.Errorf("audit of the order (-want +got):\n%s", diff)
