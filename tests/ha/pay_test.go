@@ -5,15 +5,9 @@ package ha
 import (
 	"context"
 	"testing"
-	"time"
 
 	"orderflow/internal/domain/order"
-	"orderflow/internal/infra/clock"
-	"orderflow/internal/testenv"
 	"orderflow/model"
-
-	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap/zaptest"
 )
 
 // A provider's notification can outrun the create's replication: the order
@@ -26,11 +20,8 @@ import (
 // commits and pay the order.
 func TestPaymentOutrunningTheCreatesReplicationPays(t *testing.T) {
 	ctx := context.Background()
-	log := zaptest.NewLogger(t)
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(), DB: testenv.RedisDB(t)})
-	t.Cleanup(func() { rdb.Close() })
 	a, b := node(t, 0), node(t, 1)
-	orders := order.New(order.Deps{Store: b, Redis: rdb, Clock: clock.Real{}, Log: log}, order.Settings{CacheTTL: time.Minute})
+	orders, _ := ordersOn(t, b)
 
 	held := holdApplier(t, 1)
 	o := orderMovedTo(t, a)

@@ -29,12 +29,10 @@ import (
 // "closed" for its TTL while the ledger says refunding everywhere.
 func TestViewFilledOnALaggingNodeIsNotKeptStale(t *testing.T) {
 	ctx := context.Background()
-	log := zaptest.NewLogger(t)
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(), DB: testenv.RedisDB(t)})
-	t.Cleanup(func() { rdb.Close() })
 	a, b := node(t, 0), node(t, 1)
+	views, rdb := ordersOn(t, b)
+	log := zaptest.NewLogger(t)
 	a.SetAfterCommit(func(ctx context.Context, w model.AfterCommit) { ordercache.Drop(ctx, rdb, log, w.Orders...) })
-	views := order.New(order.Deps{Store: b, Redis: rdb, Clock: clock.Real{}, Log: log}, order.Settings{CacheTTL: time.Minute})
 	buyer := order.Viewer{UserID: 1}
 
 	o := orderMovedTo(t, a, model.OrderClosed)
@@ -83,6 +81,15 @@ func TestViewFilledOnALaggingNodeIsNotKeptStale(t *testing.T) {
 	if v.Status != "refunding" {
 		t.Errorf("buyer's view on node 2 says %s while the ledger says refunding on every node: a stale view cached for its TTL", v.Status)
 	}
+}
+
+// ordersOn is the order service of an API whose ledger is node s, with a
+// Redis DB of the test's own.
+func ordersOn(t *testing.T, s *model.Store) (*order.Service, *redis.Client) {
+	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(), DB: testenv.RedisDB(t)})
+	t.Cleanup(func() { rdb.Close() })
+	deps := order.Deps{Store: s, Redis: rdb, Clock: clock.Real{}, Log: zaptest.NewLogger(t)}
+	return order.New(deps, order.Settings{CacheTTL: time.Minute}), rdb
 }
 
 // appliedHold is a node whose applier is paused by a global read lock.

@@ -57,70 +57,49 @@ func outOfBounds(code, format string, args ...any) error {
 	return &BoundError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-func within(v, lo, hi int64) bool { return v >= lo && v <= hi }
+// inRange is every CheckX: v must be lo..hi, else the bound's code and a
+// message naming the field.
+func inRange(code, field string, v, lo, hi int64) error {
+	if v < lo || v > hi {
+		return outOfBounds(code, "%s %d is outside %d..%d", field, v, lo, hi)
+	}
+	return nil
+}
 
 // CheckPrice: a product's price is 0..MaxCents (0 is a free product).
 func CheckPrice(cents int64) error {
-	if !within(cents, 0, MaxCents) {
-		return outOfBounds("invalid_price", "price_cents %d is outside 0..%d", cents, MaxCents)
-	}
-	return nil
+	return inRange("invalid_price", "price_cents", cents, 0, MaxCents)
 }
 
 // CheckGroupPrice: a group-buy's price is 1..MaxCents.
 func CheckGroupPrice(cents int64) error {
-	if !within(cents, 1, MaxCents) {
-		return outOfBounds("invalid_price", "price_cents %d is outside 1..%d", cents, MaxCents)
-	}
-	return nil
+	return inRange("invalid_price", "price_cents", cents, 1, MaxCents)
 }
 
 // CheckCredit: a recharge product's credit is 1..MaxCents.
 func CheckCredit(cents int64) error {
-	if !within(cents, 1, MaxCents) {
-		return outOfBounds("invalid_credit", "credit_cents %d is outside 1..%d", cents, MaxCents)
-	}
-	return nil
+	return inRange("invalid_credit", "credit_cents", cents, 1, MaxCents)
 }
 
 // CheckDays: a subscription product's days are 1..MaxDays.
-func CheckDays(days int64) error {
-	if !within(days, 1, MaxDays) {
-		return outOfBounds("invalid_days", "days %d is outside 1..%d", days, MaxDays)
-	}
-	return nil
-}
+func CheckDays(days int64) error { return inRange("invalid_days", "days", days, 1, MaxDays) }
 
 // CheckQuantity: an order's quantity is MinQuantity..MaxQuantity.
 func CheckQuantity(qty int64) error {
-	if !within(qty, MinQuantity, MaxQuantity) {
-		return outOfBounds("invalid_quantity", "quantity %d is outside %d..%d", qty, MinQuantity, MaxQuantity)
-	}
-	return nil
+	return inRange("invalid_quantity", "quantity", qty, MinQuantity, MaxQuantity)
 }
 
 // CheckStock: a limited product's stock is 0..MaxStock.
-func CheckStock(n int64) error {
-	if !within(n, 0, MaxStock) {
-		return outOfBounds("invalid_stock", "stock %d is outside 0..%d", n, MaxStock)
-	}
-	return nil
-}
+func CheckStock(n int64) error { return inRange("invalid_stock", "stock", n, 0, MaxStock) }
 
 // CheckOpeningBalance: a new user's balance is 0..MaxCents.
 func CheckOpeningBalance(cents int64) error {
-	if !within(cents, 0, MaxCents) {
-		return outOfBounds("invalid_balance", "balance_cents %d is outside 0..%d", cents, MaxCents)
-	}
-	return nil
+	return inRange("invalid_balance", "balance_cents", cents, 0, MaxCents)
 }
 
 // CheckAmount: a payment or an order amount is lo..MaxCents.
 func CheckAmount(cents, lo int64) error {
-	if !within(cents, lo, MaxCents) {
-		return outOfBounds("invalid_amount", "amount_cents %d is outside %d..%d", cents, lo, MaxCents)
-	}
-	return nil
+	return inRange("invalid_amount", "amount_cents", cents, lo, MaxCents)
 }
 
 // MulWithin returns a × b for a, b ≥ 0 and whether the product is at most

@@ -1,7 +1,5 @@
 package webhook
 
-import "slices"
-
 // events is which ledger happening causes which shop event (SPEC "Shop
 // webhooks"): the status moves SPEC names, keyed by the machine's object
 // and status names, and two happenings that are not moves — a new dispute
@@ -25,16 +23,4 @@ var events = map[[3]string]string{
 // EventFor names the event that object moving from → to causes, or "".
 func EventFor(object, from, to string) string {
 	return events[[3]string{object, from, to}]
-}
-
-// EventTypes lists every event type the ledger can send, sorted.
-func EventTypes() []string {
-	var out []string
-	for _, t := range events {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
