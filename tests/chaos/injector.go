@@ -12,8 +12,6 @@ import (
 	"orderflow/internal/infra/failpoint"
 )
 
-// The injector plays the fault schedule against the cluster.
-
 // injector runs a schedule against a cluster.
 type injector struct {
 	c    *cluster
