@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"orderflow/internal/testenv"
 	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,7 +56,7 @@ func batchStatements(t *testing.T, b *bundle, tag string) {
 	}
 
 	// One claim lost (its token changed hands): the batch's finalize fails whole.
-	b.exec(t, `UPDATE orders SET claim_token = 'stolen' WHERE id = ?`, paid[2].ID)
+	testenv.Exec(t, b.db, `UPDATE orders SET claim_token = 'stolen' WHERE id = ?`, paid[2].ID)
 	err := b.store.InTx(b.ctx, func(tx *model.Store) error {
 		return tx.FinishClaimedOrdersLater(b.ctx, claims[:3], b.now)
 	})
@@ -85,7 +86,7 @@ func batchStatements(t *testing.T, b *bundle, tag string) {
 	// Card sales: each order's locked keys, exactly; one short, all refused.
 	a, c := b.order(t, model.OrderClaimed), b.order(t, model.OrderClaimed)
 	for i, id := range []int64{a.ID, a.ID, c.ID} {
-		b.exec(t, `INSERT INTO card_keys (product_id, code, status, order_id, updated_at) VALUES (1, ?, 'LOCKED', ?, ?)`,
+		testenv.Exec(t, b.db, `INSERT INTO card_keys (product_id, code, status, order_id, updated_at) VALUES (1, ?, 'LOCKED', ?, ?)`,
 			fmt.Sprintf("%s-%d-%d", tag, id, i), id, b.now)
 	}
 	sales := []model.CardSale{{OrderID: a.ID, ProductID: 1, Quantity: 2}, {OrderID: c.ID, ProductID: 1, Quantity: 2}}
@@ -93,10 +94,10 @@ func batchStatements(t *testing.T, b *bundle, tag string) {
 	if !errors.Is(err, model.ErrUnmet) {
 		t.Fatalf("sale with a key missing = %v, want ErrUnmet", err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE order_id IN (?, ?) AND status = 'SOLD'`, a.ID, c.ID); n != 0 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM card_keys WHERE order_id IN (?, ?) AND status = 'SOLD'`, a.ID, c.ID); n != 0 {
 		t.Errorf("%d keys SOLD by a refused sale", n)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM order_effects WHERE order_id IN (?, ?)`, a.ID, c.ID); n != 0 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM order_effects WHERE order_id IN (?, ?)`, a.ID, c.ID); n != 0 {
 		t.Errorf("%d effect rows from a refused sale", n)
 	}
 	// Each order's own count, not the batch's total: a's extra key does not
@@ -106,25 +107,25 @@ func batchStatements(t *testing.T, b *bundle, tag string) {
 	if !errors.Is(err, model.ErrUnmet) {
 		t.Fatalf("sale with a key too many and one missing = %v, want ErrUnmet", err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE order_id IN (?, ?) AND status = 'SOLD'`, a.ID, c.ID); n != 0 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM card_keys WHERE order_id IN (?, ?) AND status = 'SOLD'`, a.ID, c.ID); n != 0 {
 		t.Errorf("%d keys SOLD by a miscounted sale", n)
 	}
 	sales[0].Quantity, sales[1].Quantity = 2, 1
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) error { return tx.SellCardOrdersLater(b.ctx, sales, b.now) }); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE order_id IN (?, ?) AND status = 'SOLD'`, a.ID, c.ID); n != 3 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM card_keys WHERE order_id IN (?, ?) AND status = 'SOLD'`, a.ID, c.ID); n != 3 {
 		t.Errorf("%d keys SOLD, want 3", n)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM stock_flows WHERE order_id IN (?, ?) AND flow_type = ?`, a.ID, c.ID, model.FlowSell); n != 2 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM stock_flows WHERE order_id IN (?, ?) AND flow_type = ?`, a.ID, c.ID, model.FlowSell); n != 2 {
 		t.Errorf("%d sell flows, want 2", n)
 	}
 	// The effect rows make it once-only: the same sale again fails whole.
-	b.exec(t, `UPDATE card_keys SET status = 'LOCKED' WHERE order_id IN (?, ?)`, a.ID, c.ID)
+	testenv.Exec(t, b.db, `UPDATE card_keys SET status = 'LOCKED' WHERE order_id IN (?, ?)`, a.ID, c.ID)
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) error { return tx.SellCardOrdersLater(b.ctx, sales, b.now) }); err == nil || !model.IsDuplicate(err) {
 		t.Errorf("a repeated sale = %v, want a duplicate-key failure", err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE order_id IN (?, ?) AND status = 'SOLD'`, a.ID, c.ID); n != 0 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM card_keys WHERE order_id IN (?, ?) AND status = 'SOLD'`, a.ID, c.ID); n != 0 {
 		t.Errorf("%d keys SOLD by a repeated sale, want 0 (rolled back)", n)
 	}
 }

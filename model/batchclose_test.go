@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"orderflow/internal/testenv"
 	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,16 +23,16 @@ func TestBatchCloseStatements(t *testing.T) {
 }
 
 func batchCloseStatements(t *testing.T, b *bundle, uid int64) {
-	b.exec(t, `INSERT INTO users (id, name, token_hash, pending_orders, created_at) VALUES (?, 'u', ?, 2, ?)`, uid, fmt.Sprint("h", uid), b.now)
-	b.exec(t, `INSERT INTO products (sku, kind, price_cents, stock, created_at) VALUES (?, 'recharge', 100, 5, ?)`, fmt.Sprint("limited-", uid), b.now)
-	limited := b.count(t, `SELECT MAX(id) FROM products`)
+	testenv.Exec(t, b.db, `INSERT INTO users (id, name, token_hash, pending_orders, created_at) VALUES (?, 'u', ?, 2, ?)`, uid, fmt.Sprint("h", uid), b.now)
+	testenv.Exec(t, b.db, `INSERT INTO products (sku, kind, price_cents, stock, created_at) VALUES (?, 'recharge', 100, 5, ?)`, fmt.Sprint("limited-", uid), b.now)
+	limited := testenv.Count(t, b.db, `SELECT MAX(id) FROM products`)
 
 	rech, card := b.order(t, model.OrderPending), b.order(t, model.OrderPending)
 	paid := b.order(t, model.OrderPaid) // paid before the close's lock
-	b.exec(t, `UPDATE orders SET user_id = ?, product_id = ? WHERE id = ?`, uid, limited, rech.ID)
-	b.exec(t, `UPDATE orders SET user_id = ?, kind = 'card', quantity = 2 WHERE id = ?`, uid, card.ID)
+	testenv.Exec(t, b.db, `UPDATE orders SET user_id = ?, product_id = ? WHERE id = ?`, uid, limited, rech.ID)
+	testenv.Exec(t, b.db, `UPDATE orders SET user_id = ?, kind = 'card', quantity = 2 WHERE id = ?`, uid, card.ID)
 	for i := range 2 {
-		b.exec(t, `INSERT INTO card_keys (product_id, code, status, order_id, updated_at) VALUES (1, ?, 'LOCKED', ?, ?)`,
+		testenv.Exec(t, b.db, `INSERT INTO card_keys (product_id, code, status, order_id, updated_at) VALUES (1, ?, 'LOCKED', ?, ?)`,
 			fmt.Sprint(card.OrderNo, "-", i), card.ID, b.now)
 	}
 	closes := []model.OrderClose{
@@ -60,20 +61,20 @@ func batchCloseStatements(t *testing.T, b *bundle, uid int64) {
 		if diff := cmp.Diff([]string{"pending→closed (expired)"}, b.moves(t, o)); diff != "" {
 			t.Errorf("order %s events (-want +got):\n%s", o.OrderNo, diff)
 		}
-		if n := b.count(t, `SELECT COUNT(*) FROM stock_flows WHERE order_id = ? AND flow_type = ?`, o.ID, model.FlowCloseRestore); n != 1 {
+		if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM stock_flows WHERE order_id = ? AND flow_type = ?`, o.ID, model.FlowCloseRestore); n != 1 {
 			t.Errorf("order %s: %d close-restore flows, want 1", o.OrderNo, n)
 		}
 	}
 	if got := b.reload(t, paid); got.Status != model.OrderPaid || len(b.moves(t, paid)) != 0 {
 		t.Errorf("the paid order was touched: %s, events %v", got.Status, b.moves(t, paid))
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE order_id = ? AND status = 'RECYCLED'`, card.ID); n != 2 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM card_keys WHERE order_id = ? AND status = 'RECYCLED'`, card.ID); n != 2 {
 		t.Errorf("%d keys RECYCLED, want 2", n)
 	}
-	if n := b.count(t, `SELECT stock FROM products WHERE id = ?`, limited); n != 6 {
+	if n := testenv.Count(t, b.db, `SELECT stock FROM products WHERE id = ?`, limited); n != 6 {
 		t.Errorf("limited product stock %d, want 6", n)
 	}
-	if n := b.count(t, `SELECT pending_orders FROM users WHERE id = ?`, uid); n != 0 {
+	if n := testenv.Count(t, b.db, `SELECT pending_orders FROM users WHERE id = ?`, uid); n != 0 {
 		t.Errorf("user's pending slots %d, want 0", n)
 	}
 
@@ -88,12 +89,12 @@ func batchCloseStatements(t *testing.T, b *bundle, uid int64) {
 	if got := b.reload(t, other); got.Status != model.OrderPending || len(b.moves(t, other)) != 0 {
 		t.Errorf("the pending order of the failed batch: %s, events %v; want untouched", got.Status, b.moves(t, other))
 	}
-	if n := b.count(t, `SELECT stock FROM products WHERE id = ?`, limited); n != 6 {
+	if n := testenv.Count(t, b.db, `SELECT stock FROM products WHERE id = ?`, limited); n != 6 {
 		t.Errorf("limited product stock %d after the failed batch, want 6", n)
 	}
 
 	// A restore flow already there (a ledger that would restore twice) fails the batch.
-	b.exec(t, `INSERT INTO stock_flows (product_id, order_id, flow_type, quantity, created_at) VALUES (?, ?, ?, 1, ?)`,
+	testenv.Exec(t, b.db, `INSERT INTO stock_flows (product_id, order_id, flow_type, quantity, created_at) VALUES (?, ?, ?, 1, ?)`,
 		limited, other.ID, model.FlowCloseRestore, b.now)
 	err = b.store.InTx(b.ctx, func(tx *model.Store) error {
 		return tx.CloseOrdersLater(b.ctx, []model.OrderClose{{ID: other.ID, UserID: uid, ProductID: limited, No: other.OrderNo, Quantity: 1}}, "expired", b.now)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"orderflow/internal/testenv"
 	"orderflow/model"
 )
 
@@ -90,7 +91,7 @@ func TestWalletAndSubscriptionBounds(t *testing.T) {
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					if tc.name == "subscription past 9999" {
-						bd.exec(t, `UPDATE users SET subscription_expires_at = ? WHERE id = ?`, nearEnd, u.ID)
+						testenv.Exec(t, bd.db, `UPDATE users SET subscription_expires_at = ? WHERE id = ?`, nearEnd, u.ID)
 					}
 					before, err := store.UserByID(ctx, u.ID)
 					if err != nil {

@@ -86,18 +86,13 @@ func TestDeleteOutboxRunsAgainAfterLosingADeadlock(t *testing.T) {
 	run(heavy, `DELETE FROM outbox WHERE task_id = 'deadlock:a'`) // closes the cycle; the relay's side is rolled back
 	run(heavy, `COMMIT`)
 
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("DeleteOutbox after losing a deadlock: %v, want it run again and done", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("DeleteOutbox did not return")
+	if err := testenv.Receive(t, done, 30*time.Second, "DeleteOutbox to return"); err != nil {
+		t.Fatalf("DeleteOutbox after losing a deadlock: %v, want it run again and done", err)
 	}
 	if model.TxRetries() == retries {
 		t.Error("no statement was run again: the test made no deadlock")
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM outbox WHERE task_id LIKE 'deadlock:%'`); n != 0 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM outbox WHERE task_id LIKE 'deadlock:%'`); n != 0 {
 		t.Errorf("%d rows left, want 0", n)
 	}
 }
@@ -123,17 +118,17 @@ func TestOutboxRowsByKey(t *testing.T) {
 			t.Fatalf("insert %d: %v", i+1, err)
 		}
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM outbox WHERE task_id = 'tx-test:task'`); n != 1 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM outbox WHERE task_id = 'tx-test:task'`); n != 1 {
 		t.Fatalf("%d rows for one task ID, want 1", n)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = 'TXOUTBOX'`); n != 2 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM events WHERE object_no = 'TXOUTBOX'`); n != 2 {
 		t.Fatalf("%d events, want 2: a repeated outbox row must not fail its transaction", n)
 	}
 	// A later row for the same task, after the first is gone.
 	if err := b.store.DeleteOutbox(b.ctx, []model.OutboxKey{first.Key()}); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM outbox WHERE task_id = 'tx-test:task'`); n != 0 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM outbox WHERE task_id = 'tx-test:task'`); n != 0 {
 		t.Fatalf("the row is still there after its delete (key %+v)", first.Key())
 	}
 	second := row(b.now.Add(time.Second))
@@ -143,7 +138,7 @@ func TestOutboxRowsByKey(t *testing.T) {
 	if err := b.store.DeleteOutbox(b.ctx, []model.OutboxKey{first.Key()}); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM outbox WHERE task_id = 'tx-test:task'`); n != 1 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM outbox WHERE task_id = 'tx-test:task'`); n != 1 {
 		t.Fatal("a late delete of the first row took the second one")
 	}
 }

@@ -49,26 +49,10 @@ func (b *bundle) order(t *testing.T, status model.OrderStatus) *model.Order {
 		t.Fatal("InsertOrder did not set the ID")
 	}
 	if status != model.OrderPending {
-		b.exec(t, `UPDATE orders SET status = ? WHERE id = ?`, status, o.ID)
+		testenv.Exec(t, b.db, `UPDATE orders SET status = ? WHERE id = ?`, status, o.ID)
 		o.Status = status
 	}
 	return o
-}
-
-func (b *bundle) exec(t *testing.T, q string, args ...any) {
-	t.Helper()
-	if err := b.db.Exec(q, args...).Error; err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-}
-
-func (b *bundle) count(t *testing.T, q string, args ...any) int64 {
-	t.Helper()
-	var n int64
-	if err := b.db.Raw(q, args...).Scan(&n).Error; err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n
 }
 
 func (b *bundle) reload(t *testing.T, o *model.Order) *model.Order {
@@ -225,7 +209,7 @@ func TestClaimEffectOnce(t *testing.T) {
 			t.Fatalf("ClaimEffect #%d = %v, %v; want %v, nil", i+1, got, err, want)
 		}
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM order_effects WHERE order_id = ?`, o.ID); n != 1 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM order_effects WHERE order_id = ?`, o.ID); n != 1 {
 		t.Errorf("order_effects rows = %d, want 1", n)
 	}
 	// The ledger's other once-only keys behave the same.
@@ -272,7 +256,7 @@ func TestInTxRollsBack(t *testing.T) {
 	if got := b.moves(t, o); len(got) != 0 {
 		t.Errorf("events after rollback: %v", got)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM order_effects`); n != 0 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM order_effects`); n != 0 {
 		t.Errorf("order_effects after rollback = %d, want 0", n)
 	}
 }

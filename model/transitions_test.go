@@ -49,6 +49,11 @@ func viewOf[S model.Status](t *testing.T, m *model.Machine[S]) machineView {
 	return v
 }
 
+// viewing defers viewOf(m) to the subtest that checks m.
+func viewing[S model.Status](m *model.Machine[S]) func(*testing.T) machineView {
+	return func(t *testing.T) machineView { return viewOf(t, m) }
+}
+
 func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
@@ -65,7 +70,7 @@ func TestTransitionTables(t *testing.T) {
 		got  func(t *testing.T) machineView
 		want machineView
 	}{
-		{"order", func(t *testing.T) machineView { return viewOf(t, model.OrderMachine) }, machineView{
+		{"order", viewing(model.OrderMachine), machineView{
 			Initial:  "pending",
 			Terminal: []string{"closed", "failed", "finished", "refunded"},
 			Allowed: []string{
@@ -77,22 +82,22 @@ func TestTransitionTables(t *testing.T) {
 				"refunding→refunded",
 			},
 		}},
-		{"group", func(t *testing.T) machineView { return viewOf(t, model.GroupMachine) }, machineView{
+		{"group", viewing(model.GroupMachine), machineView{
 			Initial:  "OPEN",
 			Terminal: []string{"SETTLED", "FAILED"},
 			Allowed:  []string{"OPEN→CLOSED", "CLOSED→SETTLED", "CLOSED→FAILED", "FAILED→SETTLED"},
 		}},
-		{"refund", func(t *testing.T) machineView { return viewOf(t, model.RefundMachine) }, machineView{
+		{"refund", viewing(model.RefundMachine), machineView{
 			Initial:  "processing",
 			Terminal: []string{"succeeded", "manual"},
 			Allowed:  []string{"processing→succeeded", "processing→manual", "manual→processing", "manual→succeeded"},
 		}},
-		{"card key", func(t *testing.T) machineView { return viewOf(t, model.CardMachine) }, machineView{
+		{"card key", viewing(model.CardMachine), machineView{
 			Initial:  "UNSOLD",
 			Terminal: []string{"SOLD"},
 			Allowed:  []string{"UNSOLD→LOCKED", "LOCKED→SOLD", "LOCKED→RECYCLED", "RECYCLED→LOCKED"},
 		}},
-		{"dispute", func(t *testing.T) machineView { return viewOf(t, model.DisputeMachine) }, machineView{
+		{"dispute", viewing(model.DisputeMachine), machineView{
 			Initial:  "needs_response",
 			Terminal: []string{"warning_closed", "won", "lost", "prevented"},
 			Allowed: []string{
@@ -103,12 +108,12 @@ func TestTransitionTables(t *testing.T) {
 				"under_review→won", "under_review→lost",
 			},
 		}},
-		{"statement run", func(t *testing.T) machineView { return viewOf(t, model.StatementRunMachine) }, machineView{
+		{"statement run", viewing(model.StatementRunMachine), machineView{
 			Initial:  "queued",
 			Terminal: []string{"done", "failed"},
 			Allowed:  []string{"queued→running", "queued→failed", "running→done", "running→failed"},
 		}},
-		{"statement break", func(t *testing.T) machineView { return viewOf(t, model.BreakMachine) }, machineView{
+		{"statement break", viewing(model.BreakMachine), machineView{
 			Initial:  "open",
 			Terminal: []string{"resolved"},
 			Allowed:  []string{"open→resolved"},

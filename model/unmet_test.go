@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"orderflow/internal/testenv"
 	"orderflow/model"
 )
 
@@ -37,10 +38,10 @@ func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 	if !errors.Is(err, model.ErrUnmet) {
 		t.Fatalf("InTx = %v, want ErrUnmet", err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ?`, moved.OrderNo); n != 0 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM events WHERE object_no = ?`, moved.OrderNo); n != 0 {
 		t.Errorf("%d events committed by a failed transaction, want 0", n)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM outbox WHERE task_id = ?`, "unmet:"+moved.OrderNo); n != 0 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM outbox WHERE task_id = ?`, "unmet:"+moved.OrderNo); n != 0 {
 		t.Errorf("the outbox row after the check committed")
 	}
 
@@ -54,7 +55,7 @@ func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 	if got, _ := b.store.OrderByID(b.ctx, o.ID); got.Status != model.OrderPaid {
 		t.Errorf("status %s, want paid", got.Status)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ? AND reason = 'unmet test'`, o.OrderNo); n != 1 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM events WHERE object_no = ? AND reason = 'unmet test'`, o.OrderNo); n != 1 {
 		t.Errorf("%d move events, want 1", n)
 	}
 
@@ -72,12 +73,12 @@ func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 			t.Fatalf("record %d: %v, want duplicate %v", i+1, err, wantDup)
 		}
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM events WHERE object_no = ? AND reason = 'with payment'`, o.OrderNo); n != 1 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM events WHERE object_no = ? AND reason = 'with payment'`, o.OrderNo); n != 1 {
 		t.Errorf("%d events with the payment, want 1 (the duplicate's rolled back)", n)
 	}
 
 	// Fewer free keys than asked: nothing is locked.
-	b.exec(t, `INSERT INTO card_keys (product_id, code, status, updated_at) VALUES (?, ?, 'UNSOLD', ?)`, product, fmt.Sprintf("UNMET-K-%d", product), b.now)
+	testenv.Exec(t, b.db, `INSERT INTO card_keys (product_id, code, status, updated_at) VALUES (?, ?, 'UNSOLD', ?)`, product, fmt.Sprintf("UNMET-K-%d", product), b.now)
 	var ok bool
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) (err error) {
 		ok, err = tx.LockCardsLater(b.ctx, product, o.ID, 2, b.now)
@@ -85,7 +86,7 @@ func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 	}); err != nil || ok {
 		t.Fatalf("LockCardsLater(2 of 1 free) = %v, %v; want false, nil", ok, err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'UNSOLD'`, product); n != 1 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'UNSOLD'`, product); n != 1 {
 		t.Errorf("the one free key moved although the order could not get two")
 	}
 	if err := b.store.InTx(b.ctx, func(tx *model.Store) (err error) {
@@ -94,7 +95,7 @@ func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 	}); err != nil || !ok {
 		t.Fatalf("LockCardsLater(1 of 1 free) = %v, %v; want true, nil", ok, err)
 	}
-	if n := b.count(t, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'LOCKED' AND order_id = ?`, product, o.ID); n != 1 {
+	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'LOCKED' AND order_id = ?`, product, o.ID); n != 1 {
 		t.Errorf("the key is not LOCKED to the order")
 	}
 }

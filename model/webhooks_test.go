@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"orderflow/internal/testenv"
 	"orderflow/model"
 )
 
@@ -19,7 +20,7 @@ func TestRequeueWebhookKeepsAHeldLease(t *testing.T) {
 			return model.TaskRow(fmt.Sprintf("webhook:deliver:%s:%d", eventID, gen), "webhook:deliver", []byte(`{}`), now, now)
 		}})
 	const eventID = "evt_requeuekeepslease"
-	b.exec(t, `INSERT INTO webhooks (event_id, type, body, next_attempt_at, created_at) VALUES (?, 'order.paid', '{}', ?, ?)`,
+	testenv.Exec(t, b.db, `INSERT INTO webhooks (event_id, type, body, next_attempt_at, created_at) VALUES (?, 'order.paid', '{}', ?, ?)`,
 		eventID, b.now, b.now)
 	w, err := b.store.WebhookByEventID(b.ctx, eventID)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"orderflow/internal/testenv"
 	"orderflow/svc"
 
 	"go.uber.org/zap"
@@ -37,13 +38,8 @@ func TestServeUntilContextEnds(t *testing.T) {
 		t.Errorf("status = %d, want %d", resp.StatusCode, http.StatusTeapot)
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Serve after the context ended = %v, want nil", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return after its context ended")
+	if err := testenv.Receive(t, done, 5*time.Second, "Serve to return after its context ended"); err != nil {
+		t.Errorf("Serve after the context ended = %v, want nil", err)
 	}
 	if got := logs.FilterMessage("api listening").All(); len(got) != 1 || got[0].ContextMap()["addr"] != ln.Addr().String() {
 		t.Errorf("listening lines = %v, want one naming %s", got, ln.Addr())

@@ -78,11 +78,7 @@ func ledgerCount(t *testing.T, data, query string, args ...any) int64 {
 			sqlDB.Close()
 		}
 	}()
-	var n int64
-	if err := db.Raw(query, args...).Scan(&n).Error; err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return n
+	return testenv.Count(t, db, query, args...)
 }
 
 // TestKilledWithOrdersPaidThenRestarted is done-when 3 of the zero-set-up

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"orderflow/internal/domain/account"
-	"orderflow/internal/domain/apperr"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/testenv"
 	"orderflow/model"
@@ -26,15 +25,6 @@ func newService(t *testing.T) (*account.Service, *gorm.DB, context.Context) {
 	db := testenv.Ledger(t)
 	ctx := testenv.AdminContext()
 	return account.New(model.NewStore(db), clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))), db, ctx
-}
-
-func count(t *testing.T, db *gorm.DB, q string, args ...any) int64 {
-	t.Helper()
-	var n int64
-	if err := db.Raw(q, args...).Scan(&n).Error; err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n
 }
 
 // A user's name is 1..128 characters once trimmed and the opening balance
@@ -60,12 +50,8 @@ func TestCreateBounds(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			created, err := svc.Create(ctx, c.user, c.balance)
-			var ae *apperr.Error
-			switch {
-			case c.code == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.code != "" && (!errors.As(err, &ae) || ae.Code != c.code || ae.Kind != apperr.Invalid):
-				t.Fatalf("got %v, want %s", err, c.code)
+			if got := testenv.InvalidCode(t, err); got != c.code {
+				t.Fatalf("got %v (code %q), want %q", err, got, c.code)
 			}
 			if c.code == "" {
 				users++
@@ -74,10 +60,10 @@ func TestCreateBounds(t *testing.T) {
 					t.Errorf("stored %+v, %v; want %q with %d cents", u, err, strings.TrimSpace(c.user), c.balance)
 				}
 			}
-			if n := count(t, db, `SELECT COUNT(*) FROM users`); n != users {
+			if n := testenv.Count(t, db, `SELECT COUNT(*) FROM users`); n != users {
 				t.Errorf("%d users, want %d", n, users)
 			}
-			if n := count(t, db, `SELECT COUNT(*) FROM audit_entries WHERE action = 'user_create'`); n != users {
+			if n := testenv.Count(t, db, `SELECT COUNT(*) FROM audit_entries WHERE action = 'user_create'`); n != users {
 				t.Errorf("%d audit entries, want %d", n, users)
 			}
 		})
@@ -101,10 +87,10 @@ func TestTokens(t *testing.T) {
 	if ann.Token == bob.Token || !strings.HasPrefix(ann.Token, "u_") {
 		t.Fatalf("tokens %q and %q: want two different u_ tokens", ann.Token, bob.Token)
 	}
-	if n := count(t, db, `SELECT COUNT(*) FROM users WHERE token_hash = ?`, ann.Token); n != 0 {
+	if n := testenv.Count(t, db, `SELECT COUNT(*) FROM users WHERE token_hash = ?`, ann.Token); n != 0 {
 		t.Error("the token itself is stored")
 	}
-	if n := count(t, db, `SELECT COUNT(*) FROM users WHERE token_hash = ?`, account.HashToken(ann.Token)); n != 1 {
+	if n := testenv.Count(t, db, `SELECT COUNT(*) FROM users WHERE token_hash = ?`, account.HashToken(ann.Token)); n != 1 {
 		t.Errorf("%d users hold the token's hash, want 1", n)
 	}
 	for _, c := range []struct {

@@ -35,29 +35,23 @@ func seed(t *testing.T) *seeded {
 	s := &seeded{db: db, store: model.NewStore(db), now: time.Now().UTC().Truncate(time.Millisecond)}
 	next := s.now.Add(-time.Hour)
 	s.at = func() time.Time { next = next.Add(time.Minute); return next }
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if err := db.Exec(q, args...).Error; err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
 	order := func(no string, status model.OrderStatus) {
 		at := s.at()
-		exec(`INSERT INTO orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, activate_gen, close_gen, created_at, updated_at, expire_at)
+		testenv.Exec(t, db, `INSERT INTO orders (order_no, user_id, product_id, kind, quantity, amount_cents, status, activate_gen, close_gen, created_at, updated_at, expire_at)
 			VALUES (?, 1, 1, 'card', 1, 100, ?, 1, 1, ?, ?, ?)`, no, status, at, at, at.Add(15*time.Minute))
 	}
 	refund := func(no, base string, status model.RefundStatus) {
 		at := s.at()
-		exec(`INSERT INTO refunds (refund_no, base_no, order_id, order_no, trade_no, amount_cents, reason, status, task_gen, created_at, updated_at)
+		testenv.Exec(t, db, `INSERT INTO refunds (refund_no, base_no, order_id, order_no, trade_no, amount_cents, reason, status, task_gen, created_at, updated_at)
 			VALUES (?, ?, 1, ?, ?, 100, ?, ?, 1, ?, ?)`, no, base, "O"+no, "T"+no, model.RefundReasonLate, status, at, at)
 	}
 	group := func(no string, status model.GroupStatus) {
 		at := s.at()
-		exec("INSERT INTO `groups` (group_no, owner_user_id, title, price_cents, deadline, status, settle_gen, created_at, updated_at) VALUES (?, 1, 'g', 100, ?, ?, 1, ?, ?)",
+		testenv.Exec(t, db, "INSERT INTO `groups` (group_no, owner_user_id, title, price_cents, deadline, status, settle_gen, created_at, updated_at) VALUES (?, 1, 'g', 100, ?, ?, 1, ?, ?)",
 			no, at, status, at, at)
 	}
 	event := func(typ, no, reason string) {
-		exec(`INSERT INTO events (object_type, object_no, from_status, to_status, reason, created_at) VALUES (?, ?, 'a', 'b', ?, ?)`, typ, no, reason, s.at())
+		testenv.Exec(t, db, `INSERT INTO events (object_type, object_no, from_status, to_status, reason, created_at) VALUES (?, ?, 'a', 'b', ?, ?)`, typ, no, reason, s.at())
 	}
 	notification := func(id string, attempts int, delivered bool) {
 		at := s.at()
@@ -65,11 +59,11 @@ func seed(t *testing.T) *seeded {
 		if delivered {
 			deliveredAt = &at
 		}
-		exec(`INSERT INTO notifications (notify_id, kind, subject, recipient, message, attempts, created_at, delivered_at) VALUES (?, 'k', 's', 'admin', 'm', ?, ?, ?)`,
+		testenv.Exec(t, db, `INSERT INTO notifications (notify_id, kind, subject, recipient, message, attempts, created_at, delivered_at) VALUES (?, 'k', 's', 'admin', 'm', ?, ?, ?)`,
 			id, attempts, at, deliveredAt)
 	}
 	held := func(trade string) {
-		exec(`INSERT INTO held_payments (provider, trade_no, order_id, order_no, amount_cents, paid_order_id, paid_order_no, created_at) VALUES ('paysim', ?, 2, 'O2', 100, 1, 'O1', ?)`,
+		testenv.Exec(t, db, `INSERT INTO held_payments (provider, trade_no, order_id, order_no, amount_cents, paid_order_id, paid_order_no, created_at) VALUES ('paysim', ?, 2, 'O2', 100, 1, 'O1', ?)`,
 			trade, s.at())
 	}
 	dispute := func(id string, status model.DisputeStatus, closed bool) {
@@ -78,11 +72,11 @@ func seed(t *testing.T) *seeded {
 		if closed {
 			closedAt = &at
 		}
-		exec(`INSERT INTO disputes (dispute_id, provider, trade_no, order_id, order_no, status, reason, amount_cents, created_at, updated_at, closed_at)
+		testenv.Exec(t, db, `INSERT INTO disputes (dispute_id, provider, trade_no, order_id, order_no, status, reason, amount_cents, created_at, updated_at, closed_at)
 			VALUES (?, 'stripe', 'T1', 1, 'O1', ?, 'fraudulent', 100, ?, ?, ?)`, id, status, at, at, closedAt)
 	}
 	outbox := func(id string, age time.Duration) {
-		exec(`INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES (?, 'order:activate', '{}', ?, ?)`,
+		testenv.Exec(t, db, `INSERT INTO outbox (task_id, task_type, payload, process_at, created_at) VALUES (?, 'order:activate', '{}', ?, ?)`,
 			id, s.now.Add(-age), s.now.Add(-age))
 	}
 

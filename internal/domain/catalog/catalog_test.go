@@ -2,14 +2,12 @@ package catalog_test
 
 import (
 	"context"
-	"errors"
 	"orderflow/internal/domain/bounds"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/catalog"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/stock"
@@ -39,27 +37,6 @@ func newShop(t *testing.T) *shop {
 	rdb := testenv.Redis(t)
 	return &shop{ctx: testenv.AdminContext(), db: db, rdb: rdb,
 		svc: catalog.New(model.NewStore(db), rdb, clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))}
-}
-
-func (s *shop) count(t *testing.T, q string, args ...any) int64 {
-	t.Helper()
-	var n int64
-	if err := s.db.Raw(q, args...).Scan(&n).Error; err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n
-}
-
-// code is the apperr code of err ("" for nil, "?" for another error).
-func code(err error) string {
-	var ae *apperr.Error
-	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &ae):
-		return ae.Code
-	}
-	return "?"
 }
 
 func ptr(n int64) *int64 { return &n }
@@ -96,7 +73,7 @@ func TestCreateProduct(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id, err := s.svc.CreateProduct(s.ctx, c.p)
-			if got := code(err); got != c.code {
+			if got := testenv.ErrCode(err); got != c.code {
 				t.Fatalf("create: %v (code %q), want %q", err, got, c.code)
 			}
 			if c.code == "" {
@@ -113,10 +90,10 @@ func TestCreateProduct(t *testing.T) {
 					t.Errorf("product (-want +got):\n%s", diff)
 				}
 			}
-			if n := s.count(t, `SELECT COUNT(*) FROM products`); n != written {
+			if n := testenv.Count(t, s.db, `SELECT COUNT(*) FROM products`); n != written {
 				t.Errorf("%d products, want %d", n, written)
 			}
-			if n := s.count(t, `SELECT COUNT(*) FROM audit_entries WHERE action = 'product_create'`); n != written {
+			if n := testenv.Count(t, s.db, `SELECT COUNT(*) FROM audit_entries WHERE action = 'product_create'`); n != written {
 				t.Errorf("%d audit entries, want %d", n, written)
 			}
 		})
@@ -165,7 +142,7 @@ func TestAddCards(t *testing.T) {
 				t.Fatal(err)
 			}
 			n, err := s.svc.AddCards(s.ctx, c.product, c.codes)
-			if got := code(err); got != c.code {
+			if got := testenv.ErrCode(err); got != c.code {
 				t.Fatalf("add: %v (code %q), want %q", err, got, c.code)
 			}
 			if c.code == "" {
@@ -174,7 +151,7 @@ func TestAddCards(t *testing.T) {
 					t.Errorf("added %d, want %d", n, len(c.codes))
 				}
 			}
-			if got := s.count(t, `SELECT COUNT(*) FROM card_keys`); got != keys {
+			if got := testenv.Count(t, s.db, `SELECT COUNT(*) FROM card_keys`); got != keys {
 				t.Errorf("%d keys, want %d", got, keys)
 			}
 			v, err := s.svc.Product(s.ctx, card)
@@ -187,7 +164,7 @@ func TestAddCards(t *testing.T) {
 			}
 		})
 	}
-	if n := s.count(t, `SELECT COUNT(*) FROM card_keys WHERE code = 'A1'`); n != 1 {
+	if n := testenv.Count(t, s.db, `SELECT COUNT(*) FROM card_keys WHERE code = 'A1'`); n != 1 {
 		t.Errorf("the padded code was not stored trimmed")
 	}
 }

@@ -182,12 +182,7 @@ func TestOrphanedTaskBackInItsQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
-	select {
-	case id := <-ran:
-		if id != "orphan" {
-			t.Errorf("asynq ran %s, want orphan", id)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("asynq did not run the re-queued task")
+	if id := testenv.Receive(t, ran, 10*time.Second, "asynq to run the re-queued task"); id != "orphan" {
+		t.Errorf("asynq ran %s, want orphan", id)
 	}
 }

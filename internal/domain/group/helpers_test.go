@@ -80,12 +80,3 @@ func (f *fixture) row(t *testing.T, groupNo string) *model.Group {
 	}
 	return g
 }
-
-func (f *fixture) count(t *testing.T, q string, args ...any) int64 {
-	t.Helper()
-	var n int64
-	if err := f.db.Raw(q, args...).Scan(&n).Error; err != nil {
-		t.Fatal(err)
-	}
-	return n
-}

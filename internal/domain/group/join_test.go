@@ -3,11 +3,11 @@ package group_test
 import (
 	"errors"
 	"orderflow/internal/domain/bounds"
+	"orderflow/internal/testenv"
 	"strings"
 	"testing"
 	"time"
 
-	"orderflow/internal/domain/apperr"
 	"orderflow/internal/domain/group"
 	"orderflow/model"
 
@@ -53,7 +53,7 @@ func TestJoin(t *testing.T) {
 	if diff := cmp.Diff([]group.ParticipantView{{UserID: ann}, {UserID: bob}}, v.Participants); diff != "" {
 		t.Errorf("participants (-want +got):\n%s", diff)
 	}
-	if n := f.count(t, "SELECT COUNT(*) FROM group_participants WHERE group_id = ?", closed.ID); n != 0 {
+	if n := testenv.Count(t, f.db, "SELECT COUNT(*) FROM group_participants WHERE group_id = ?", closed.ID); n != 0 {
 		t.Errorf("the closed group has %d participants, want 0", n)
 	}
 }
@@ -82,21 +82,12 @@ func TestCreateRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := f.svc.Create(f.ctx, 1, tc.title, tc.price, tc.deadline)
-			if codeOf(err) != tc.code {
-				t.Errorf("Create = %v (code %q), want %s", err, codeOf(err), tc.code)
+			if testenv.ErrCode(err) != tc.code {
+				t.Errorf("Create = %v (code %q), want %s", err, testenv.ErrCode(err), tc.code)
 			}
 		})
 	}
-	if n := f.count(t, "SELECT COUNT(*) FROM `groups`"); n != 0 {
+	if n := testenv.Count(t, f.db, "SELECT COUNT(*) FROM `groups`"); n != 0 {
 		t.Errorf("%d groups written, want none", n)
 	}
-}
-
-// codeOf is the API's error code of err, or "".
-func codeOf(err error) string {
-	var ae *apperr.Error
-	if errors.As(err, &ae) {
-		return ae.Code
-	}
-	return ""
 }

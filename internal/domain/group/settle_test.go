@@ -29,8 +29,8 @@ type state struct {
 func (f *fixture) state(t *testing.T, g *model.Group, members ...int64) state {
 	t.Helper()
 	s := state{Status: f.row(t, g.GroupNo).Status,
-		Charges: f.count(t, "SELECT COUNT(*) FROM wallet_entries WHERE kind = 'charge' AND ref LIKE ?", "group:"+g.GroupNo+":%"),
-		Notices: f.count(t, "SELECT COUNT(*) FROM notifications WHERE kind = 'group_failed' AND notify_id LIKE ?", "group-failed:"+g.GroupNo+":%")}
+		Charges: testenv.Count(t, f.db, "SELECT COUNT(*) FROM wallet_entries WHERE kind = 'charge' AND ref LIKE ?", "group:"+g.GroupNo+":%"),
+		Notices: testenv.Count(t, f.db, "SELECT COUNT(*) FROM notifications WHERE kind = 'group_failed' AND notify_id LIKE ?", "group-failed:"+g.GroupNo+":%")}
 	for _, m := range members {
 		s.Balances = append(s.Balances, f.balance(t, m))
 	}

@@ -50,15 +50,9 @@ func TestActivateRunsTheBatchCodeForOne(t *testing.T) {
 		}
 		return no
 	}
-	exec := func(t *testing.T, query string, args ...any) {
-		t.Helper()
-		if err := s.SC.DB.Exec(query, args...).Error; err != nil {
-			t.Fatalf("%s: %v", query, err)
-		}
-	}
 	// claimedBy leaves an order claimed by a task whose lease expired.
 	claimedBy := func(t *testing.T, no, taskID string) {
-		exec(t, `UPDATE orders SET status = ?, claim_token = 'old', claim_task_id = ?, claimed_by = 'gone', claimed_at = ?, attempts = 1
+		testenv.Exec(t, s.SC.DB, `UPDATE orders SET status = ?, claim_token = 'old', claim_task_id = ?, claimed_by = 'gone', claimed_at = ?, attempts = 1
 			WHERE order_no = ?`, model.OrderClaimed, taskID, time.Now(), no)
 	}
 	effects := func(t *testing.T, no string) int64 {
@@ -92,7 +86,7 @@ func TestActivateRunsTheBatchCodeForOne(t *testing.T) {
 	})
 	t.Run("at the attempt cap the order fails", func(t *testing.T) {
 		no := paidOrder(t, recharge, 1)
-		exec(t, `UPDATE orders SET attempts = ? WHERE order_no = ?`, s.Config.MaxAttempts, no)
+		testenv.Exec(t, s.SC.DB, `UPDATE orders SET attempts = ? WHERE order_no = ?`, s.Config.MaxAttempts, no)
 		if err := uc.Orders.Activate(ctx, no, "task-1"); err != nil {
 			t.Fatalf("Activate = %v, want nil (the order is failed, nothing to retry)", err)
 		}
@@ -123,8 +117,8 @@ func TestActivateRunsTheBatchCodeForOne(t *testing.T) {
 		no := paidOrder(t, card, 1)
 		err := lostWhileDelivering(t, no, func() {
 			o := s.OrderRow(t, no)
-			exec(t, `INSERT INTO order_effects (order_id, effect, detail, created_at) VALUES (?, 'card', '', ?)`, o.ID, time.Now())
-			exec(t, `UPDATE orders SET status = ?, claim_token = 'stolen' WHERE id = ?`, model.OrderFinished, o.ID)
+			testenv.Exec(t, s.SC.DB, `INSERT INTO order_effects (order_id, effect, detail, created_at) VALUES (?, 'card', '', ?)`, o.ID, time.Now())
+			testenv.Exec(t, s.SC.DB, `UPDATE orders SET status = ?, claim_token = 'stolen' WHERE id = ?`, model.OrderFinished, o.ID)
 		})
 		if err != nil {
 			t.Fatalf("Activate = %v, want nil (the claim was lost)", err)
@@ -136,7 +130,7 @@ func TestActivateRunsTheBatchCodeForOne(t *testing.T) {
 	t.Run("a claim lost before the finalize commits nothing", func(t *testing.T) {
 		no := paidOrder(t, recharge, 1)
 		if err := lostWhileDelivering(t, no, func() {
-			exec(t, `UPDATE orders SET claim_token = 'stolen' WHERE order_no = ?`, no)
+			testenv.Exec(t, s.SC.DB, `UPDATE orders SET claim_token = 'stolen' WHERE order_no = ?`, no)
 		}); err != nil {
 			t.Fatalf("Activate = %v, want nil (the claim's new holder finishes it)", err)
 		}
@@ -147,7 +141,7 @@ func TestActivateRunsTheBatchCodeForOne(t *testing.T) {
 	t.Run("a card order short of a key is a failed attempt, not a lost claim", func(t *testing.T) {
 		no := paidOrder(t, card, 2)
 		o := s.OrderRow(t, no)
-		exec(t, `UPDATE card_keys SET status = 'UNSOLD', order_id = NULL WHERE order_id = ? ORDER BY id LIMIT 1`, o.ID)
+		testenv.Exec(t, s.SC.DB, `UPDATE card_keys SET status = 'UNSOLD', order_id = NULL WHERE order_id = ? ORDER BY id LIMIT 1`, o.ID)
 		err := uc.Orders.Activate(ctx, no, "task-1")
 		if err == nil || apperr.IsFinal(err) || !errors.Is(err, model.ErrUnmet) {
 			t.Fatalf("Activate = %v, want a retryable unmet check", err)

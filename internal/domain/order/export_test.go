@@ -5,6 +5,9 @@ import "context"
 // ErrCounterNotRestored is errCounterNotRestored, for the tests outside.
 var ErrCounterNotRestored = errCounterNotRestored
 
+// CheckManual is checkManual, for the tests outside.
+var CheckManual = checkManual
+
 // CloseBatch runs one batch of close tasks for orderNos, as the closer's
 // batcher does, and returns each task's outcome.
 func (s *Service) CloseBatch(ctx context.Context, orderNos ...string) []error {

@@ -32,11 +32,7 @@ func TestSweepRepairsACounterOffForAWholePass(t *testing.T) {
 	}
 	pass := func() int {
 		t.Helper()
-		rep, err := s.UC.Sweeper.Pass(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep.Kinds[reconcile.KindStockCounters].Requeued
+		return sweepPass(t, s).Kinds[reconcile.KindStockCounters].Requeued
 	}
 	counter := func(p int64) string {
 		n, ok, err := stock.NewCounter(s.SC.Redis).Get(ctx, p)

@@ -24,12 +24,6 @@ func TestSweepReportsAPausedQueueOncePerPause(t *testing.T) {
 	ctx := context.Background()
 	now := s.SC.Clock.Now()
 	seedOrders(t, s, "Q", 3, model.OrderPaid, now.Add(-time.Second), now.Add(time.Hour))
-	pass := func() {
-		t.Helper()
-		if _, err := s.UC.Sweeper.Pass(ctx); err != nil {
-			t.Fatalf("sweep pass: %v", err)
-		}
-	}
 	alerts := func() []model.Notification {
 		t.Helper()
 		ns, err := s.SC.Store.NotificationsByKind(ctx, "queue_paused")
@@ -38,7 +32,7 @@ func TestSweepReportsAPausedQueueOncePerPause(t *testing.T) {
 		}
 		return ns
 	}
-	pass() // queues the orders' activations: the critical queue exists
+	sweepPass(t, s) // queues the orders' activations: the critical queue exists
 	testenv.Eventually(t, 10*time.Second, "the critical queue holds the activations", func() (bool, error) {
 		info, err := s.SC.Inspector.GetQueueInfo(tasks.QueueCritical)
 		return err == nil && info.Size == 3, err
@@ -51,7 +45,7 @@ func TestSweepReportsAPausedQueueOncePerPause(t *testing.T) {
 	if err := s.SC.Inspector.PauseQueue(tasks.QueueCritical); err != nil {
 		t.Fatal(err)
 	}
-	pass()
+	sweepPass(t, s)
 	got := alerts()
 	if len(got) != 1 {
 		t.Fatalf("%d paused-queue alerts after a pass over a paused critical queue, want 1", len(got))
@@ -62,7 +56,7 @@ func TestSweepReportsAPausedQueueOncePerPause(t *testing.T) {
 	if v := pausedGauge(t, s.APIURL, tasks.QueueCritical); v != "1" {
 		t.Errorf(`asynq_queue_paused_total{queue="critical"} = %q, want 1`, v)
 	}
-	pass()
+	sweepPass(t, s)
 	if n := len(alerts()); n != 1 {
 		t.Errorf("%d alerts after a second pass over the same pause, want still 1", n)
 	}
@@ -72,7 +66,7 @@ func TestSweepReportsAPausedQueueOncePerPause(t *testing.T) {
 	if err := s.SC.Inspector.UnpauseQueue(tasks.QueueCritical); err != nil {
 		t.Fatal(err)
 	}
-	pass()
+	sweepPass(t, s)
 	if n := len(alerts()); n != 1 {
 		t.Errorf("%d alerts after a pass over the resumed queue, want still 1", n)
 	}
@@ -85,7 +79,7 @@ func TestSweepReportsAPausedQueueOncePerPause(t *testing.T) {
 	if err := s.SC.Inspector.PauseQueue(tasks.QueueCritical); err != nil {
 		t.Fatal(err)
 	}
-	pass()
+	sweepPass(t, s)
 	if got := alerts(); len(got) != 2 || got[0].NotifyID == got[1].NotifyID {
 		t.Errorf("alerts after a second pause: %+v, want two with distinct ids", got)
 	}

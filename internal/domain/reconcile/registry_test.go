@@ -54,9 +54,7 @@ func TestSweepRestoresQueueRegistry(t *testing.T) {
 	enqueue(tasks.TypeOrderActivate, "R-after")
 	t.Logf("after the loss and another enqueue: queues %v", queues(t, s.SC.Inspector.Queues))
 
-	if _, err := s.UC.Sweeper.Pass(ctx); err != nil {
-		t.Fatal(err)
-	}
+	sweepPass(t, s)
 	if diff := cmp.Diff(want, queues(t, s.SC.Inspector.Queues)); diff != "" {
 		t.Errorf("queues asynq lists after a sweep pass (-want +got):\n%s", diff)
 	}

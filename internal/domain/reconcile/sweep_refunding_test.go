@@ -47,10 +47,7 @@ func TestSweepFinishesRefundingOrderWhoseRefundsSucceeded(t *testing.T) {
 	refundingOrder(t, s, "RD000003", at, model.RefundManual)
 	// The second pass finds nothing left to finish.
 	for pass, want := range []metrics.SweepKind{{Checked: 1, Requeued: 1}, {}} {
-		rep, err := s.UC.Sweeper.Pass(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := sweepPass(t, s)
 		if got := rep.Kinds[reconcile.KindOrdersRefunding]; got != want {
 			t.Errorf("pass %d: %s %+v, want %+v", pass+1, reconcile.KindOrdersRefunding, got, want)
 		}

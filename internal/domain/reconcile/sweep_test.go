@@ -25,6 +25,17 @@ func startSweep(t *testing.T, page int) *testenv.Stack {
 	return s
 }
 
+// sweepPass runs one sweep pass and returns its report; an error fails the
+// test.
+func sweepPass(t *testing.T, s *testenv.Stack) metrics.SweepPass {
+	t.Helper()
+	rep, err := s.UC.Sweeper.Pass(context.Background())
+	if err != nil {
+		t.Fatalf("sweep pass: %v", err)
+	}
+	return rep
+}
+
 // Pending orders whose close task Redis lost are all re-queued, however
 // many there are: the walk pages to the end (page 50, 120 orders), and the
 // issue's case — 505 orders, which a single read of 500 left 5 of — too.
@@ -39,10 +50,7 @@ func TestSweepPagesToTheEnd(t *testing.T) {
 			s := startSweep(t, tc.page)
 			now := s.SC.Clock.Now()
 			seedOrders(t, s, "P", tc.rows, model.OrderPending, now.Add(-time.Second), now.Add(time.Hour))
-			rep, err := s.UC.Sweeper.Pass(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := sweepPass(t, s)
 			if got := rep.Kinds[reconcile.KindOrdersPending]; got.Checked != tc.rows || got.Requeued != tc.rows || !rep.Complete {
 				t.Errorf("pass: %+v (complete %v), want %d checked and re-queued in a complete pass", got, rep.Complete, tc.rows)
 			}
@@ -53,9 +61,8 @@ func TestSweepPagesToTheEnd(t *testing.T) {
 				t.Errorf("%d orders not at close generation 2 (re-queued twice or never)", n)
 			}
 			// A second pass finds every task live and re-queues nothing.
-			rep, err = s.UC.Sweeper.Pass(context.Background())
-			if got := rep.Kinds[reconcile.KindOrdersPending]; err != nil || got.Requeued != 0 || got.Checked != tc.rows {
-				t.Errorf("second pass: %+v, %v; want %d checked, 0 re-queued", got, err, tc.rows)
+			if got := sweepPass(t, s).Kinds[reconcile.KindOrdersPending]; got.Requeued != 0 || got.Checked != tc.rows {
+				t.Errorf("second pass: %+v; want %d checked, 0 re-queued", got, tc.rows)
 			}
 		})
 	}
@@ -85,10 +92,7 @@ func TestSweepRequeuesArchivedClose(t *testing.T) {
 	if err := s.SC.Inspector.ArchiveTask(tasks.QueueClose, archived); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := s.UC.Sweeper.Pass(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := sweepPass(t, s)
 	if got := rep.Kinds[reconcile.KindOrdersPending]; got.Checked != 2 || got.Requeued != 1 {
 		t.Errorf("pass: %+v, want 2 checked, 1 re-queued", got)
 	}
@@ -117,10 +121,7 @@ func TestSweepBudgetResumesFromCursor(t *testing.T) {
 	seedOrders(t, s, "B", 120, model.OrderPending, now.Add(-time.Second), now.Add(time.Hour))
 	var passes []metrics.SweepKind
 	for range 10 {
-		rep, err := s.UC.Sweeper.Pass(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := sweepPass(t, s)
 		passes = append(passes, rep.Kinds[reconcile.KindOrdersPending])
 		if rep.Complete {
 			break
@@ -145,9 +146,7 @@ func TestSweepReportsItsPass(t *testing.T) {
 	s := startSweep(t, 50)
 	now := s.SC.Clock.Now()
 	seedOrders(t, s, "S", 3, model.OrderPaid, now.Add(-time.Second), now.Add(time.Hour))
-	if _, err := s.UC.Sweeper.Pass(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	sweepPass(t, s)
 	st, err := metrics.Collect(context.Background(), s.UC.Metrics, metrics.Sources{Store: s.SC.Store, Inspector: s.SC.Inspector, Clock: s.SC.Clock})
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func (l *ledger) order(t *testing.T, status model.OrderStatus, amount int64) *mo
 		t.Fatal(err)
 	}
 	if status != model.OrderPending {
-		l.exec(t, `UPDATE orders SET status = ? WHERE id = ?`, status, o.ID)
+		testenv.Exec(t, l.db, `UPDATE orders SET status = ? WHERE id = ?`, status, o.ID)
 		o.Status = status
 	}
 	return o
@@ -87,20 +87,4 @@ func (l *ledger) refund(t *testing.T, baseNo string) *model.Refund {
 		t.Fatalf("refund %s: %v", baseNo, err)
 	}
 	return r
-}
-
-func (l *ledger) exec(t *testing.T, q string, args ...any) {
-	t.Helper()
-	if err := l.db.Exec(q, args...).Error; err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-}
-
-func (l *ledger) count(t *testing.T, q string, args ...any) int64 {
-	t.Helper()
-	var n int64
-	if err := l.db.Raw(q, args...).Scan(&n).Error; err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n
 }

@@ -3,6 +3,7 @@ package refund_test
 import (
 	"errors"
 	"orderflow/internal/domain/refund"
+	"orderflow/internal/testenv"
 	"testing"
 
 	"orderflow/internal/infra/pay"
@@ -27,9 +28,9 @@ func TestOpenOncePerNumber(t *testing.T) {
 			t.Fatal(err)
 		}
 		return written{
-			Refunds:       l.count(t, `SELECT COUNT(*) FROM refunds WHERE order_id = ?`, o.ID),
-			Events:        l.count(t, `SELECT COUNT(*) FROM events WHERE object_type = 'refund'`),
-			Tasks:         l.count(t, `SELECT COUNT(*) FROM outbox WHERE task_type = 'refund:execute'`),
+			Refunds:       testenv.Count(t, l.db, `SELECT COUNT(*) FROM refunds WHERE order_id = ?`, o.ID),
+			Events:        testenv.Count(t, l.db, `SELECT COUNT(*) FROM events WHERE object_type = 'refund'`),
+			Tasks:         testenv.Count(t, l.db, `SELECT COUNT(*) FROM outbox WHERE task_type = 'refund:execute'`),
 			RefundedCents: row.RefundedCents,
 		}
 	}
@@ -99,7 +100,7 @@ func TestOpenHoldsThePaymentsSum(t *testing.T) {
 			if !errors.Is(err, c.err) {
 				t.Fatalf("open: %v, want %v", err, c.err)
 			}
-			rows := l.count(t, `SELECT COUNT(*) FROM refunds WHERE base_no = ?`, c.no)
+			rows := testenv.Count(t, l.db, `SELECT COUNT(*) FROM refunds WHERE base_no = ?`, c.no)
 			if want := map[bool]int64{true: 1, false: 0}[c.err == nil]; rows != want {
 				t.Errorf("%d refunds under %s, want %d", rows, c.no, want)
 			}

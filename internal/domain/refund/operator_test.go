@@ -8,6 +8,7 @@ import (
 
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/testenv"
 	"orderflow/model"
 )
 
@@ -59,7 +60,7 @@ func TestRetry(t *testing.T) {
 			if _, err := l.svc.Retry(l.ctx, no); !errors.Is(err, refund.ErrNotManual) {
 				t.Errorf("a second retry: %v, want ErrNotManual", err)
 			}
-			if n := l.count(t, `SELECT COUNT(*) FROM audit_entries WHERE action = 'refund_retry'`); n != int64(i+1) {
+			if n := testenv.Count(t, l.db, `SELECT COUNT(*) FROM audit_entries WHERE action = 'refund_retry'`); n != int64(i+1) {
 				t.Errorf("%d retry audit entries, want %d", n, i+1)
 			}
 			if st.want != base {
@@ -92,7 +93,7 @@ func TestManualMoney(t *testing.T) {
 	if got.Status != model.RefundManual || got.Attempts != 0 || got.LastError != refund.ManualMoney {
 		t.Errorf("after execute: %s, %d attempts, last error %q; want manual, none sent, %q", got.Status, got.Attempts, got.LastError, refund.ManualMoney)
 	}
-	if n := l.count(t, `SELECT COUNT(*) FROM notifications WHERE kind = 'refund_manual'`); n != 1 {
+	if n := testenv.Count(t, l.db, `SELECT COUNT(*) FROM notifications WHERE kind = 'refund_manual'`); n != 1 {
 		t.Errorf("%d admin alerts, want 1", n)
 	}
 	if _, err := l.svc.Retry(l.ctx, r.RefundNo); !errors.Is(err, refund.ErrManualMoney) {
@@ -145,7 +146,7 @@ func TestResolveNote(t *testing.T) {
 			if last.ToStatus != "succeeded" || last.Reason != c.reason || utf8.RuneCountInString(last.Reason) > 64 {
 				t.Errorf("last move to %s, reason %q; want succeeded, %q", last.ToStatus, last.Reason, c.reason)
 			}
-			if n := l.count(t, `SELECT COUNT(*) FROM audit_entries WHERE action = 'refund_resolve' AND object = ?`, r.RefundNo); n != 1 {
+			if n := testenv.Count(t, l.db, `SELECT COUNT(*) FROM audit_entries WHERE action = 'refund_resolve' AND object = ?`, r.RefundNo); n != 1 {
 				t.Errorf("%d resolve audit entries, want 1", n)
 			}
 		})
@@ -177,7 +178,7 @@ func TestCallbackFromItsProvider(t *testing.T) {
 			}
 		})
 	}
-	if n := l.count(t, `SELECT COUNT(*) FROM refunds WHERE status = 'succeeded'`); n != 2 {
+	if n := testenv.Count(t, l.db, `SELECT COUNT(*) FROM refunds WHERE status = 'succeeded'`); n != 2 {
 		t.Errorf("%d refunds succeeded, want 2", n)
 	}
 }

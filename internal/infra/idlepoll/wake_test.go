@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,13 +50,8 @@ func slowPollServer(t *testing.T, rdb *redis.Client, inner ...redis.Hook) (hook 
 func ran(t *testing.T, got <-chan string, payload string, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	select {
-	case p := <-got:
-		if p != payload {
-			t.Fatalf("ran %q, want %q", p, payload)
-		}
-	case <-time.After(within):
-		t.Fatalf("%q not run within %v", payload, within)
+	if p := testenv.Receive(t, got, within, strconv.Quote(payload)+" to run"); p != payload {
+		t.Fatalf("ran %q, want %q", p, payload)
 	}
 	return time.Since(start)
 }

@@ -90,11 +90,7 @@ func TestAfterCommitIsTwoRoundTrips(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := rec.take()
-		select {
-		case <-woken:
-		case <-time.After(5 * time.Second):
-			t.Fatal("no wake-up announced")
-		}
+		testenv.Receive(t, woken, 5*time.Second, "the wake-up announced")
 		if i == 0 {
 			continue
 		}
