@@ -1,25 +1,23 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"orderflow/internal/infra/sign"
+	"orderflow/internal/jsonhttp"
 	"orderflow/internal/paysim"
 )
 
 // apiClient speaks orderflow's HTTP API the way a shop front end and the
 // payment provider do.
 type apiClient struct {
-	base   string
+	api    jsonhttp.Client
 	admin  string
 	secret string
-	hc     *http.Client
 	// sim, when set, pays through the simulator (it signs and sends the notify).
 	sim *paysim.Client
 }
@@ -33,50 +31,10 @@ func newHTTPClient() *http.Client {
 	}
 }
 
-// apiError is a non-2xx answer.
-type apiError struct {
-	Status int
-	Body   string
-}
-
-func (e *apiError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Body) }
-
-func (c *apiClient) do(ctx context.Context, method, path, bearer string, headers map[string]string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		return &apiError{Status: resp.StatusCode, Body: string(b)}
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
+// post sends body to path with the bearer token and decodes a 2xx answer
+// into out (when not nil); any other answer is a *jsonhttp.StatusError.
+func (c *apiClient) post(ctx context.Context, path, bearer string, body, out any) error {
+	return c.api.Call(ctx, jsonhttp.Request{Method: http.MethodPost, Path: path, Bearer: bearer, Body: body}, out)
 }
 
 func (c *apiClient) createUser(ctx context.Context, name string, balance int64) (id int64, token string, err error) {
@@ -84,7 +42,7 @@ func (c *apiClient) createUser(ctx context.Context, name string, balance int64) 
 		ID    int64  `json:"id"`
 		Token string `json:"token"`
 	}
-	err = c.do(ctx, http.MethodPost, "/api/v1/admin/users", c.admin, nil, mustJSON(map[string]any{"name": name, "balance_cents": balance}), &out)
+	err = c.post(ctx, "/api/v1/admin/users", c.admin, map[string]any{"name": name, "balance_cents": balance}, &out)
 	return out.ID, out.Token, err
 }
 
@@ -92,12 +50,12 @@ func (c *apiClient) createCardProduct(ctx context.Context, sku string, price int
 	var out struct {
 		ID int64 `json:"id"`
 	}
-	err := c.do(ctx, http.MethodPost, "/api/v1/admin/products", c.admin, nil, mustJSON(map[string]any{"sku": sku, "kind": "card", "price_cents": price}), &out)
+	err := c.post(ctx, "/api/v1/admin/products", c.admin, map[string]any{"sku": sku, "kind": "card", "price_cents": price}, &out)
 	return out.ID, err
 }
 
 func (c *apiClient) addCards(ctx context.Context, productID int64, codes []string) error {
-	return c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/admin/products/%d/cards", productID), c.admin, nil, mustJSON(map[string]any{"codes": codes}), nil)
+	return c.post(ctx, fmt.Sprintf("/api/v1/admin/products/%d/cards", productID), c.admin, map[string]any{"codes": codes}, nil)
 }
 
 // placed is a created order.
@@ -109,7 +67,7 @@ type placed struct {
 
 func (c *apiClient) createOrder(ctx context.Context, token string, productID int64) (placed, error) {
 	var out placed
-	err := c.do(ctx, http.MethodPost, "/api/v1/orders", token, nil, mustJSON(map[string]any{"product_id": productID, "quantity": 1}), &out)
+	err := c.post(ctx, "/api/v1/orders", token, map[string]any{"product_id": productID, "quantity": 1}, &out)
 	return out, err
 }
 
@@ -124,19 +82,23 @@ func (c *apiClient) pay(ctx context.Context, o placed) error {
 		}
 		return err
 	}
-	body := mustJSON(map[string]any{"order_no": o.OrderNo, "trade_no": trade, "amount_cents": o.AmountCents})
-	return c.do(ctx, http.MethodPost, "/api/v1/payments/notify", "", map[string]string{sign.Header: sign.Sum(c.secret, body)}, body, nil)
+	body, err := json.Marshal(map[string]any{"order_no": o.OrderNo, "trade_no": trade, "amount_cents": o.AmountCents})
+	if err != nil {
+		return err
+	}
+	return c.api.Call(ctx, jsonhttp.Request{Method: http.MethodPost, Path: "/api/v1/payments/notify",
+		Header: map[string]string{sign.Header: sign.Sum(c.secret, body)}, Body: json.RawMessage(body)}, nil)
 }
 
 func (c *apiClient) createGroup(ctx context.Context, ownerToken, title string, price int64, deadline time.Time) (string, error) {
 	var out struct {
 		GroupNo string `json:"group_no"`
 	}
-	err := c.do(ctx, http.MethodPost, "/api/v1/groups", ownerToken, nil,
-		mustJSON(map[string]any{"title": title, "price_cents": price, "deadline": deadline.UTC().Format(time.RFC3339Nano)}), &out)
+	err := c.post(ctx, "/api/v1/groups", ownerToken,
+		map[string]any{"title": title, "price_cents": price, "deadline": deadline.UTC().Format(time.RFC3339Nano)}, &out)
 	return out.GroupNo, err
 }
 
 func (c *apiClient) joinGroup(ctx context.Context, token, groupNo string) error {
-	return c.do(ctx, http.MethodPost, "/api/v1/groups/"+groupNo+"/join", token, nil, []byte("{}"), nil)
+	return c.post(ctx, "/api/v1/groups/"+groupNo+"/join", token, json.RawMessage("{}"), nil)
 }

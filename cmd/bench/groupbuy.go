@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"orderflow/internal/domain/account"
+	"orderflow/internal/jsonhttp"
 )
 
 // GroupResult is one group-buy's settlement at its deadline.
@@ -72,7 +73,7 @@ func runGroupSettle(ctx context.Context, e *benchEnv, c *apiClient) (*GroupResul
 	if err := parallel(ctx, len(tokens), 16, func(ctx context.Context, i int) error {
 		for attempt := 1; ; attempt++ {
 			err := c.joinGroup(ctx, tokens[i], groupNo)
-			var ae *apiError
+			var ae *jsonhttp.StatusError
 			if errors.As(err, &ae) && ae.Status == 409 && strings.Contains(ae.Body, "group_closed") &&
 				attempt < 100 && time.Until(deadline) > 500*time.Millisecond {
 				// The group is OPEN and its deadline ahead: this 409 is

@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"orderflow/internal/jsonhttp"
 	"orderflow/internal/paysim"
 
 	"github.com/redis/go-redis/v9"
@@ -58,7 +59,7 @@ type benchEnv struct {
 }
 
 func (e *benchEnv) client(s *stack) *apiClient {
-	c := &apiClient{base: s.apiURL, admin: e.adminToken, secret: e.paySecret, hc: e.hc}
+	c := &apiClient{api: jsonhttp.Client{Base: s.apiURL, HTTP: e.hc}, admin: e.adminToken, secret: e.paySecret}
 	if e.params.Pay == "paysim" {
 		c.sim = &paysim.Client{BaseURL: e.paysimURL, Secret: e.paySecret, HTTP: e.hc}
 	}

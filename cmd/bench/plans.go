@@ -28,7 +28,7 @@ func hotStatements(orderID int64, orderNo, taskID string, productID, userID int6
 		{"LockCardsLater (pick, SKIP LOCKED)", fmt.Sprintf("SELECT id FROM card_keys WHERE product_id = %d AND status IN ('UNSOLD', 'RECYCLED') LIMIT 1 FOR UPDATE SKIP LOCKED", productID)},
 		{"LockCardsLater (move by id)", "UPDATE card_keys SET status = 'LOCKED', order_id = 1, updated_at = NOW(3) WHERE id IN (1) AND status IN ('UNSOLD', 'RECYCLED')"},
 		{"floor's lock (UPDATE … LIMIT 1)", fmt.Sprintf("UPDATE card_keys SET status = 'LOCKED', order_id = %d, updated_at = NOW(3) WHERE product_id = %d AND status IN ('UNSOLD', 'RECYCLED') LIMIT 1", orderID, productID)},
-		{"SellCards", fmt.Sprintf("UPDATE card_keys SET status = 'SOLD', updated_at = NOW(3) WHERE order_id = %d AND status = 'LOCKED'", orderID)},
+		{"SellCardOrdersLater (a batch of one)", fmt.Sprintf("UPDATE card_keys SET status = 'SOLD', updated_at = NOW(3) WHERE order_id IN (%[1]d) AND status = 'LOCKED' AND order_id NOT IN (SELECT order_id FROM (SELECT order_id FROM card_keys WHERE order_id IN (%[1]d) AND status = 'LOCKED' GROUP BY order_id HAVING COUNT(*) <> CASE order_id WHEN %[1]d THEN 1 END) AS miscounted)", orderID)},
 		{"TakePendingSlot", fmt.Sprintf("UPDATE users SET pending_orders = pending_orders + 1 WHERE id = %d AND pending_orders < 5", userID)},
 		{"UserByTokenHash", "SELECT * FROM users WHERE token_hash = '" + tokenHash + "'"},
 		{"Outbox poller (OutboxBetween)", "SELECT * FROM outbox WHERE id > 0 AND id <= 1000000 ORDER BY id LIMIT 200"},

@@ -13,6 +13,7 @@ import (
 
 	"orderflow/internal/domain/group"
 	"orderflow/internal/domain/order"
+	"orderflow/internal/jsonhttp"
 	"orderflow/internal/paysim"
 )
 
@@ -44,7 +45,7 @@ func RunDemo(ctx context.Context, s *System, out io.Writer) error {
 	}
 	hc := &http.Client{Timeout: 10 * time.Second}
 	d := &demo{
-		api:   &client{base: s.APIURL, http: hc},
+		api:   &client{api: jsonhttp.Client{Base: s.APIURL, HTTP: hc}},
 		pay:   &paysim.Client{BaseURL: s.PaysimURL, Secret: s.Config.PaySecret, HTTP: hc},
 		admin: s.AdminToken, buyer: s.Seeded.BuyerToken, seeded: s.Seeded, out: out,
 		unpaidDone: make(chan struct{}),

@@ -1,17 +1,16 @@
 package paysim
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"orderflow/internal/infra/sign"
+	"orderflow/internal/jsonhttp"
 )
 
 // Client drives a running simulator: the test harness's admin calls, plus
@@ -128,38 +127,30 @@ func (c *Client) send(ctx context.Context, method, path string, in any, signed b
 			return nil, nil, fmt.Errorf("paysim %s %s: encode: %w", method, path, err)
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, bytes.NewReader(body))
-	if err != nil {
-		return nil, nil, fmt.Errorf("paysim %s %s: %w", method, path, err)
-	}
+	r := jsonhttp.Request{Method: method, Path: path}
 	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+		r.Body = json.RawMessage(body)
 	}
 	if signed {
-		req.Header.Set(sign.Header, sign.Sum(c.Secret, body))
+		r.Header = map[string]string{sign.Header: sign.Sum(c.Secret, body)}
 	}
 	hc := c.HTTP
 	if hc == nil {
 		hc = defaultHTTP
 	}
-	resp, err := hc.Do(req)
+	a, err := jsonhttp.Client{Base: strings.TrimRight(c.BaseURL, "/"), HTTP: hc}.Send(ctx, r)
 	if err != nil {
-		return nil, nil, fmt.Errorf("paysim %s %s: %w", method, path, err)
+		return nil, nil, fmt.Errorf("paysim %w", err)
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return nil, nil, fmt.Errorf("paysim %s %s: read answer: %w", method, path, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := &HTTPError{Method: method, Path: path, StatusCode: resp.StatusCode}
+	if a.Status/100 != 2 {
+		e := &HTTPError{Method: method, Path: path, StatusCode: a.Status}
 		var eb errorBody
-		if json.Unmarshal(raw, &eb) == nil && eb.Error.Code != "" {
+		if json.Unmarshal(a.Body, &eb) == nil && eb.Error.Code != "" {
 			e.Code, e.Message = eb.Error.Code, eb.Error.Message
 		} else {
-			e.Message = string(raw)
+			e.Message = string(a.Body)
 		}
 		return nil, nil, e
 	}
-	return raw, resp.Header, nil
+	return a.Body, a.Header, nil
 }

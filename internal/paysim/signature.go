@@ -1,15 +1,14 @@
 package paysim
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 
 	"orderflow/internal/infra/sign"
+	"orderflow/internal/jsonhttp"
 )
 
 // maxBody bounds what the simulator reads from any request; provider and
@@ -76,20 +75,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 // postSigned POSTs body to url with its signature and returns orderflow's
 // status and response body.
 func postSigned(ctx context.Context, c *http.Client, secret, url string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, fmt.Errorf("build request to %s: %w", url, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(sign.Header, sign.Sum(secret, body))
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, nil, err // a *url.Error already names the method and URL
-	}
-	defer resp.Body.Close()
-	respBody, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("read response from %s: %w", url, err)
-	}
-	return resp.StatusCode, respBody, nil
+	a, err := jsonhttp.Client{HTTP: c}.Send(ctx, jsonhttp.Request{Method: http.MethodPost, Path: url,
+		Header: map[string]string{sign.Header: sign.Sum(secret, body)}, Body: json.RawMessage(body)})
+	return a.Status, a.Body, err
 }

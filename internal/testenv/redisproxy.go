@@ -1,14 +1,12 @@
 package testenv
 
 import (
-	"bufio"
-	"fmt"
 	"io"
 	"net"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
+
+	"orderflow/internal/testenv/rediscmd"
 )
 
 // RedisCounter is a proxy in front of Redis that counts the commands passing
@@ -19,7 +17,7 @@ type RedisCounter struct {
 	target string
 
 	mu     sync.Mutex
-	counts map[string]int // by "COMMAND first-key"
+	counts map[string]int // by rediscmd's shape: "COMMAND key-family"
 	wg     sync.WaitGroup
 	conns  map[net.Conn]struct{}
 }
@@ -43,7 +41,7 @@ func StartRedisCounter(t testing.TB, target string) *RedisCounter {
 func (c *RedisCounter) Addr() string { return c.ln.Addr().String() }
 
 // Counts returns the commands counted so far by shape
-// ("EVALSHA asynq:{critical}:pending", "GET k").
+// ("EVALSHA asynq:{critical}:pending", "DEL cache:order:no:*").
 func (c *RedisCounter) Counts() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -63,6 +61,12 @@ func (c *RedisCounter) Total() int {
 		n += v
 	}
 	return n
+}
+
+func (c *RedisCounter) add(shape string) {
+	c.mu.Lock()
+	c.counts[shape]++
+	c.mu.Unlock()
 }
 
 func (c *RedisCounter) close() {
@@ -99,60 +103,7 @@ func (c *RedisCounter) accept() {
 		go func() {
 			defer c.wg.Done()
 			defer out.Close()
-			c.count(bufio.NewReader(io.TeeReader(in, out)))
+			rediscmd.Count(io.TeeReader(in, out), c.add)
 		}()
 	}
-}
-
-// count reads the client's commands as they are forwarded.
-func (c *RedisCounter) count(r *bufio.Reader) {
-	for {
-		args, err := readRESPArray(r)
-		if err != nil {
-			_, _ = io.Copy(io.Discard, r) // keep forwarding
-			return
-		}
-		shape := strings.ToUpper(args[0])
-		switch {
-		case (shape == "EVALSHA" || shape == "EVAL") && len(args) > 3:
-			shape += " " + args[3]
-		case len(args) > 1:
-			shape += " " + args[1]
-		}
-		c.mu.Lock()
-		c.counts[shape]++
-		c.mu.Unlock()
-	}
-}
-
-// readRESPArray reads one command (a RESP array of bulk strings) and returns
-// its first four arguments.
-func readRESPArray(r *bufio.Reader) ([]string, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	n, err := strconv.Atoi(strings.TrimRight(strings.TrimPrefix(line, "*"), "\r\n"))
-	if err != nil || n < 1 {
-		return nil, fmt.Errorf("not a RESP array: %q", line)
-	}
-	var args []string
-	for i := 0; i < n; i++ {
-		h, err := r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		size, err := strconv.Atoi(strings.TrimRight(strings.TrimPrefix(h, "$"), "\r\n"))
-		if err != nil {
-			return nil, fmt.Errorf("bad RESP bulk header %q", h)
-		}
-		buf := make([]byte, size+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, err
-		}
-		if i < 4 {
-			args = append(args, string(buf[:size]))
-		}
-	}
-	return args, nil
 }

@@ -1,12 +1,10 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"orderflow/api/openapi"
+	"orderflow/internal/jsonhttp"
 	"orderflow/internal/testenv/contract"
 )
 
@@ -68,25 +67,15 @@ func (c *httpClient) contractViolations() []string {
 	return slices.Clone(c.broken)
 }
 
+// do sends body as JSON to url with the bearer token and header pairs
+// (name, value, …) and returns the answer whatever its status.
 func (c *httpClient) do(ctx context.Context, method, url, token string, body any, headers ...string) (answer, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return answer{}, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return answer{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	r := jsonhttp.Request{Method: method, Path: url, Bearer: token, Body: body}
+	if len(headers) > 1 {
+		r.Header = map[string]string{}
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
+		r.Header[headers[i]] = headers[i+1]
 	}
 	client := c.http
 	for _, api := range c.apiURLs {
@@ -94,13 +83,8 @@ func (c *httpClient) do(ctx context.Context, method, url, token string, body any
 			client = c.api
 		}
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return answer{}, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return answer{status: resp.StatusCode, body: raw}, err
+	a, err := jsonhttp.Client{HTTP: client}.Send(ctx, r)
+	return answer{status: a.Status, body: a.Body}, err
 }
 
 // retry calls f until it reports done, returns a final error, or the budget
