@@ -12,42 +12,19 @@ import (
 	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/testenv"
 	"orderflow/model"
-	"orderflow/svc"
 
 	"github.com/google/go-cmp/cmp"
 )
 
 const annToken = "audit-ann-operator-token-01"
 
-// auditEntry is one entry of GET /api/v1/admin/audit.
-type auditEntry struct {
-	At     time.Time      `json:"at"`
-	Actor  string         `json:"actor"`
-	Action string         `json:"action"`
-	Object string         `json:"object"`
-	Detail map[string]any `json:"detail"`
-}
-
 // An operator named ann retries a failed order and resolves a refund in
 // manual: each action leaves one audit entry naming ann and what changed,
 // read back by the object's number; a repeated retry (409) leaves none.
 func TestAuditTrailNamesTheOperator(t *testing.T) {
 	ctx := context.Background()
-	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) {
-		c.MaxAttempts = 2
-		c.AdminTokens = "ann:operator:" + annToken
-	}})
-	t.Cleanup(failpoint.Reset)
+	s := testenv.StartFailFast(t, testenv.Shared, "ann:operator:"+annToken)
 	ann := &testenv.Client{Base: s.APIURL, Token: annToken}
-	trail := func(t *testing.T, object string) []auditEntry {
-		t.Helper()
-		var out struct{ Entries []auditEntry }
-		if st := ann.Do(t, "GET", "/api/v1/admin/audit?object="+object, nil, &out); st != 200 {
-			t.Fatalf("audit of %s: status %d", object, st)
-		}
-		return out.Entries
-	}
-	ignoreAt := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".At" }, cmp.Ignore())
 
 	pid := s.NewProduct(t, map[string]any{"sku": "audit", "kind": "card", "price_cents": 700})
 	s.AddCards(t, pid, "AUDIT", 3)
@@ -57,7 +34,7 @@ func TestAuditTrailNamesTheOperator(t *testing.T) {
 		t.Errorf("second product with sku audit: status %d %+v, want 409 duplicate_sku", st, dup)
 	}
 	var made []string // the admin's (ORDERFLOW_ADMIN_TOKEN, named admin) creations
-	for _, e := range trail(t, fmt.Sprintf("product:%d", pid)) {
+	for _, e := range ann.AuditTrail(t, fmt.Sprintf("product:%d", pid)) {
 		made = append(made, e.Actor+" "+e.Action+" "+fmt.Sprint(e.Detail["added"]))
 	}
 	if want := []string{"admin product_create <nil>", "admin cards_add 3"}; !slices.Equal(made, want) {
@@ -67,7 +44,7 @@ func TestAuditTrailNamesTheOperator(t *testing.T) {
 	// A failed order, retried by ann once the delivery works again.
 	o := buyer.CreateOrder(t, pid, 1)
 	s.PayUntilFailed(t, o, "TAUDIT1", 20*time.Second)
-	if got := trail(t, o.OrderNo); len(got) != 0 {
+	if got := ann.AuditTrail(t, o.OrderNo); len(got) != 0 {
 		t.Errorf("the system's own moves wrote audit entries: %+v", got)
 	}
 	failpoint.Disable(failpoint.ActivateDeliver)
@@ -79,8 +56,8 @@ func TestAuditTrailNamesTheOperator(t *testing.T) {
 	if st := ann.Do(t, "POST", "/api/v1/admin/orders/"+o.OrderNo+"/retry", nil, &e); st != 409 {
 		t.Errorf("retry of a finished order: status %d %+v, want 409", st, e)
 	}
-	retried := trail(t, o.OrderNo)
-	want := []auditEntry{{Actor: "ann", Action: "order_retry", Object: o.OrderNo, Detail: map[string]any{"from": "failed", "to": "paid"}}}
+	retried := ann.AuditTrail(t, o.OrderNo)
+	want := []testenv.AuditEntry{{Actor: "ann", Action: "order_retry", Object: o.OrderNo, Detail: map[string]any{"from": "failed", "to": "paid"}}}
 	if diff := cmp.Diff(want, retried, ignoreAt); diff != "" {
 		t.Errorf("audit of the retried order (-want +got):\n%s", diff)
 	}
@@ -109,10 +86,10 @@ func TestAuditTrailNamesTheOperator(t *testing.T) {
 			t.Errorf("resolve #%d: status %d, want %d", i+1, st, wantSt)
 		}
 	}
-	want = []auditEntry{{Actor: "ann", Action: "refund_resolve", Object: refundNo, Detail: map[string]any{
+	want = []testenv.AuditEntry{{Actor: "ann", Action: "refund_resolve", Object: refundNo, Detail: map[string]any{
 		"from": "manual", "to": "succeeded", "order_no": late.OrderNo, "amount_cents": float64(late.AmountCents),
 	}}}
-	if diff := cmp.Diff(want, trail(t, refundNo), ignoreAt); diff != "" {
+	if diff := cmp.Diff(want, ann.AuditTrail(t, refundNo), ignoreAt); diff != "" {
 		t.Errorf("audit of the resolved refund (-want +got):\n%s", diff)
 	}
 

@@ -68,17 +68,10 @@ func TestCancelTwiceAnswersLikeOnce(t *testing.T) {
 		if err := failpoint.EnableSpec(failpoint.CloseAfterMove + "=1*pause@" + o.OrderNo); err != nil {
 			t.Fatal(err)
 		}
-		first, second := make(chan error, 1), make(chan error, 1)
-		go func() { first <- cancelOrder(buyer, o.OrderNo) }()
-		select {
-		case <-failpoint.Reached(failpoint.CloseAfterMove):
-		case err := <-first:
-			t.Fatalf("the first cancel ended without reaching its close's move: %v", err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("the first cancel never reached its close's move")
-		}
+		first := testenv.PausedAt(t, failpoint.CloseAfterMove, 10*time.Second, "the first cancel", func() error { return cancelOrder(buyer, o.OrderNo) })
 		// The first holds the order's row, its move not committed: the second
 		// reads the order pending and waits for the row.
+		second := make(chan error, 1)
 		go func() { second <- cancelOrder(buyer, o.OrderNo) }()
 		testenv.EventuallyEvery(t, 10*time.Second, testenv.InnoDBTrxPoll, "the second cancel waits for the order's row", func() (bool, error) {
 			n := s.Count(t, `SELECT COUNT(*) FROM information_schema.INNODB_TRX x

@@ -138,18 +138,10 @@ func TestCounterRebuildBesideARestore(t *testing.T) {
 	if err := failpoint.EnableSpec(failpoint.StockRebuildRead + "=1*pause@" + strconv.FormatInt(pid, 10)); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
+	done := testenv.PausedAt(t, failpoint.StockRebuildRead, 10*time.Second, "the create on a missing counter", func() error {
 		_, err := mustCreate(buyers[1], pid, 1)
-		done <- err
-	}()
-	select {
-	case <-failpoint.Reached(failpoint.StockRebuildRead):
-	case err := <-done:
-		t.Fatalf("the create finished without rebuilding the missing counter: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the create never reached the counter rebuild")
-	}
+		return err
+	})
 	// The rebuild has read the ledger (4 sellable); now the first order closes.
 	if err := cancelOrder(buyers[0], first.OrderNo); err != nil {
 		t.Fatal(err)

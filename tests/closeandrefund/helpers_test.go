@@ -15,6 +15,8 @@ import (
 	"orderflow/internal/infra/tasks"
 	"orderflow/internal/testenv"
 	"orderflow/model"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // created is the answer to POST /api/v1/orders.
@@ -32,6 +34,9 @@ type apiError struct {
 		Message string `json:"message"`
 	} `json:"error"`
 }
+
+// ignoreAt leaves an audit entry's time out of a comparison.
+var ignoreAt = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".At" }, cmp.Ignore())
 
 // createResult is one create call's outcome.
 type createResult struct {

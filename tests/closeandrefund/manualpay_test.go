@@ -49,7 +49,6 @@ func TestManualPayments(t *testing.T) {
 	vic := &testenv.Client{Base: s.APIURL, Token: vicToken}
 	pid := s.NewCardProduct(t, "manual", 900, 10)
 	_, buyer := s.NewUser(t, "manual-buyer", 0)
-	ignoreAt := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".At" }, cmp.Ignore())
 
 	confirm := func(t *testing.T, c *testenv.Client, orderNo string, body map[string]any) (int, confirmed, apiError) {
 		t.Helper()
@@ -63,14 +62,6 @@ func TestManualPayments(t *testing.T) {
 			e.Error.Code, _ = m["code"].(string)
 		}
 		return st, ok, e
-	}
-	trail := func(t *testing.T, object string) []auditEntry {
-		t.Helper()
-		var out struct{ Entries []auditEntry }
-		if st := bob.Do(t, "GET", "/api/v1/admin/audit?object="+object, nil, &out); st != 200 {
-			t.Fatalf("audit of %s: status %d", object, st)
-		}
-		return out.Entries
 	}
 	payments := func(t *testing.T, orderNo string) []paymentRow {
 		t.Helper()
@@ -112,11 +103,11 @@ func TestManualPayments(t *testing.T) {
 		if n := s.Count(t, `SELECT COUNT(*) FROM payments WHERE provider = 'manual' AND trade_no = 'BANK-0001'`); n != 1 {
 			t.Errorf("%d payment rows for BANK-0001, want 1", n)
 		}
-		wantTrail := []auditEntry{{Actor: "bob", Action: "order_payment", Object: o.OrderNo, Detail: map[string]any{
+		wantTrail := []testenv.AuditEntry{{Actor: "bob", Action: "order_payment", Object: o.OrderNo, Detail: map[string]any{
 			"provider": "manual", "trade_no": "BANK-0001", "amount_cents": float64(o.AmountCents),
 			"disposition": model.PaymentApplied.String(), "reason": "transfer seen on the statement",
 		}}}
-		if diff := cmp.Diff(wantTrail, trail(t, o.OrderNo), ignoreAt); diff != "" {
+		if diff := cmp.Diff(wantTrail, bob.AuditTrail(t, o.OrderNo), ignoreAt); diff != "" {
 			t.Errorf("audit of the order (-want +got):\n%s", diff)
 		}
 	})
@@ -232,7 +223,7 @@ func TestManualPayments(t *testing.T) {
 		if row := s.OrderRow(t, o.OrderNo); row.Status != model.OrderPending {
 			t.Errorf("order %s is %s after refused confirmations, want pending", o.OrderNo, row.Status)
 		}
-		if got := trail(t, o.OrderNo); len(got) != 0 {
+		if got := bob.AuditTrail(t, o.OrderNo); len(got) != 0 {
 			t.Errorf("refused confirmations wrote audit entries: %+v", got)
 		}
 	})

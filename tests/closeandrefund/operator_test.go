@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"orderflow/internal/domain/refund"
-	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/testenv"
 	"orderflow/model"
-	"orderflow/svc"
 )
 
 // The operator's refund tools: refunding a failed order (keys recycled,
@@ -20,8 +18,7 @@ import (
 // under a new refund_no generation, or resolve by hand.
 func TestOperatorRefunds(t *testing.T) {
 	ctx := context.Background()
-	s := testenv.Start(t, testenv.Options{Configure: func(c *svc.Config) { c.MaxAttempts = 2 }})
-	t.Cleanup(failpoint.Reset)
+	s := testenv.StartFailFast(t, testenv.Shared, "")
 
 	refundOf := func(t *testing.T, orderNo string) model.Refund {
 		t.Helper()

@@ -3,7 +3,6 @@ package closeandrefund
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,21 +40,12 @@ func TestStockNeverOversells(t *testing.T) {
 		err   error
 	}
 	answers := make([]answer, nBuyers*perBuyer)
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range answers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-gate
-			b := i / perBuyer
-			res, err := tryCreate(buyers[b], pid, 1)
-			answers[i] = answer{buyer: b, res: res, err: err}
-		}()
-	}
 	burstStart := time.Now()
-	close(gate)
-	wg.Wait()
+	testenv.AtOnce(len(answers), func(i int) {
+		b := i / perBuyer
+		res, err := tryCreate(buyers[b], pid, 1)
+		answers[i] = answer{buyer: b, res: res, err: err}
+	})
 	burstEnd := time.Now()
 	burst := burstEnd.Sub(burstStart)
 	byAnswer := map[string]int{}

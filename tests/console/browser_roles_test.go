@@ -23,7 +23,7 @@ import (
 // refused 403 and changes nothing. Pages go to tmp/console-roles-*.png.
 func TestConsoleRolesInBrowser(t *testing.T) {
 	const aliceToken, veraToken = "browser-alice-operator-token-01", "browser-vera-viewer-token-0001"
-	s := startStackOn(t, testenv.Shared, "alice:operator:"+aliceToken+",vera:viewer:"+veraToken)
+	s := testenv.StartFailFast(t, testenv.Shared, "alice:operator:"+aliceToken+",vera:viewer:"+veraToken)
 	acted, codes := plantFailed(t, s, "roles-browser-a")
 	untouched, _ := plantFailed(t, s, "roles-browser-b")
 
@@ -69,14 +69,8 @@ func TestConsoleRolesInBrowser(t *testing.T) {
 			t.Errorf("the story's audit lines lack %q:\n%s", want, lines)
 		}
 	}
-	var trail struct {
-		Entries []struct{ Actor, Action, Object string }
-	}
-	if st := (&testenv.Client{Base: s.APIURL, Token: veraToken}).Do(t, "GET", "/api/v1/admin/audit?object="+acted, nil, &trail); st != 200 {
-		t.Fatalf("audit of %s: status %d", acted, st)
-	}
 	var got []string
-	for _, e := range trail.Entries {
+	for _, e := range (&testenv.Client{Base: s.APIURL, Token: veraToken}).AuditTrail(t, acted) {
 		got = append(got, e.Actor+" "+e.Action+" "+e.Object)
 	}
 	if want := []string{"alice order_retry " + acted, "alice cards_reveal " + acted}; strings.Join(got, ",") != strings.Join(want, ",") {

@@ -241,7 +241,7 @@ func TestConsole(t *testing.T) {
 // The dev mode's ledger is SQLite: the console's queries (model/console.go)
 // and the reveal note run there too.
 func TestConsoleOnSQLite(t *testing.T) {
-	s := startStackOn(t, testenv.Embedded, "")
+	s := testenv.StartFailFast(t, testenv.Embedded, "")
 	orderNo, codes := plantFailed(t, s, "sqlite-failed")
 	op := newBrowser(t, s.APIURL)
 	op.login(t, s.Config.AdminToken)

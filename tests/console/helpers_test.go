@@ -16,26 +16,11 @@ import (
 	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/testenv"
 	"orderflow/model"
-	"orderflow/svc"
 )
 
 // startStack is the whole system with a short activation budget, so a
 // planted failure fails fast.
-func startStack(t testing.TB) *testenv.Stack { return startStackOn(t, testenv.Shared, "") }
-
-// startStackOn is startStack on backend, with the named operators of
-// adminTokens (ORDERFLOW_ADMIN_TOKENS, "" for none).
-func startStackOn(t testing.TB, backend testenv.Backend, adminTokens string) *testenv.Stack {
-	t.Helper()
-	s := testenv.Start(t, testenv.Options{Backend: backend, Configure: func(c *svc.Config) {
-		c.MaxAttempts = 2
-		if adminTokens != "" {
-			c.AdminTokens = adminTokens
-		}
-	}})
-	t.Cleanup(failpoint.Reset)
-	return s
-}
+func startStack(t testing.TB) *testenv.Stack { return testenv.StartFailFast(t, testenv.Shared, "") }
 
 // browser is a cookie-keeping HTTP client that does not follow redirects,
 // so a test sees each answer as sent.

@@ -17,7 +17,7 @@ import (
 // viewer can still log out.
 func TestConsoleByRole(t *testing.T) {
 	const viewer, operator = "console-viewer-token-01", "console-operator-token-01"
-	s := startStackOn(t, testenv.Shared, "vera.v:viewer:"+viewer+",otto:operator:"+operator)
+	s := testenv.StartFailFast(t, testenv.Shared, "vera.v:viewer:"+viewer+",otto:operator:"+operator)
 	orderNo, _ := plantFailed(t, s, "roles-failed")
 
 	vera := newBrowser(t, s.APIURL)
@@ -66,12 +66,8 @@ func TestConsoleByRole(t *testing.T) {
 	if a := vera.do(t, "GET", "/console/story?no="+orderNo, nil); !strings.Contains(a.body, `<b class="actor">otto</b>: <span class="action">order_retry</span>`) {
 		t.Errorf("the story does not show otto's retry inline:\n%s", a.body)
 	}
-	var trail struct {
-		Entries []struct{ Actor, Action string }
-	}
-	if st := (&testenv.Client{Base: s.APIURL, Token: viewer}).Do(t, "GET", "/api/v1/admin/audit?object="+orderNo, nil, &trail); st != http.StatusOK ||
-		len(trail.Entries) != 1 || trail.Entries[0].Actor != "otto" || trail.Entries[0].Action != "order_retry" {
-		t.Errorf("audit of %s read by the viewer: %d %+v, want otto's order_retry alone", orderNo, st, trail.Entries)
+	if trail := (&testenv.Client{Base: s.APIURL, Token: viewer}).AuditTrail(t, orderNo); len(trail) != 1 || trail[0].Actor != "otto" || trail[0].Action != "order_retry" {
+		t.Errorf("audit of %s read by the viewer: %+v, want otto's order_retry alone", orderNo, trail)
 	}
 
 	if a := vera.do(t, "POST", "/console/logout", url.Values{"csrf": {csrf}}); a.status != http.StatusSeeOther {

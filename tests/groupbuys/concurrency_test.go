@@ -3,7 +3,6 @@ package groupbuys
 import (
 	"context"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,19 +31,8 @@ func TestTenConcurrentSettleRunsChargeOnce(t *testing.T) {
 	}{{"from OPEN", fromOpen}, {"from CLOSED", fromClosed}} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := tc.g
-			start := make(chan struct{})
 			errs := make([]error, 10)
-			var wg sync.WaitGroup
-			for i := range errs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					errs[i] = s.UC.Groups.Settle(ctx, g.no, false, 0, 5)
-				}()
-			}
-			close(start)
-			wg.Wait()
+			testenv.AtOnce(len(errs), func(i int) { errs[i] = s.UC.Groups.Settle(ctx, g.no, false, 0, 5) })
 			for i, err := range errs {
 				if err != nil {
 					t.Errorf("run %d: %v", i, err)

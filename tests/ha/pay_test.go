@@ -25,17 +25,11 @@ func TestPaymentOutrunningTheCreatesReplicationPays(t *testing.T) {
 
 	held := holdApplier(t, 1)
 	o := orderMovedTo(t, a)
-	got := make(chan error, 1)
-	go func() {
+	waited, err := held.runThenRelease(t, func() error {
 		_, err := orders.Pay(ctx, order.Payment{OrderNo: o.OrderNo, TradeNo: "T-OUTRUN-" + o.OrderNo, AmountCents: o.AmountCents})
-		got <- err
-	}()
-	waited, err := readEndsOrWaitsCausally(ctx, got, held.conn)
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	held.release(t)
-	if err := <-got; err != nil {
 		t.Fatalf("payment on node 2 for an order node 1 created (waited for the cluster: %v): %v", waited, err)
 	}
 	if !waited {

@@ -12,6 +12,7 @@ import (
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/failpoint"
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/testenv"
 	"orderflow/model"
 
 	"go.uber.org/zap/zaptest"
@@ -69,15 +70,9 @@ func TestRefundsCompletedOnTwoNodesFinishTheOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	retries := model.TxRetries()
-	first := make(chan error, 1)
-	go func() { first <- refunds(t, a).Callback(ctx, rs[0].RefundNo, pay.RefundSucceeded) }()
-	select {
-	case <-failpoint.Reached(failpoint.RefundsCounted):
-	case err := <-first:
-		t.Fatalf("node 1's completion ended before its count was held: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("node 1's completion never reached its count")
-	}
+	first := testenv.PausedAt(t, failpoint.RefundsCounted, 30*time.Second, "node 1's completion", func() error {
+		return refunds(t, a).Callback(ctx, rs[0].RefundNo, pay.RefundSucceeded)
+	})
 	if err := refunds(t, b).Callback(ctx, rs[1].RefundNo, pay.RefundSucceeded); err != nil {
 		t.Fatalf("node 2's completion: %v", err)
 	}

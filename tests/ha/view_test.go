@@ -55,20 +55,14 @@ func TestViewFilledOnALaggingNodeIsNotKeptStale(t *testing.T) {
 		t.Fatal("the move's after-commit work left the cached view")
 	}
 
-	got := make(chan error, 1)
-	go func() {
-		_, err := views.Get(ctx, o.OrderNo, buyer)
-		got <- err
-	}()
 	// The read either ends on its own or waits on node 2 for what the
 	// cluster committed; either way node 2 may then catch up.
-	waited, err := readEndsOrWaitsCausally(ctx, got, held.conn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	waited, err := held.runThenRelease(t, func() error {
+		_, err := views.Get(ctx, o.OrderNo, buyer)
+		return err
+	})
 	t.Logf("the view read on node 2 waited for the cluster's commits: %v", waited)
-	held.release(t)
-	if err := <-got; err != nil {
+	if err != nil {
 		t.Fatalf("view on node 2: %v", err)
 	}
 	if err := waitStatus(ctx, b, o.OrderNo, model.OrderRefunding); err != nil {
@@ -129,6 +123,21 @@ func (h *appliedHold) release(t *testing.T) {
 	}
 	h.conn.Close()
 	h.db.Close()
+}
+
+// runThenRelease runs op (a read or write on the held node) in the
+// background until it ends on its own or waits for the cluster's commits,
+// then releases the node and returns whether op waited and op's error.
+func (h *appliedHold) runThenRelease(t *testing.T, op func() error) (waited bool, err error) {
+	t.Helper()
+	got := make(chan error, 1)
+	go func() { got <- op() }()
+	waited, err = readEndsOrWaitsCausally(context.Background(), got, h.conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.release(t)
+	return waited, <-got
 }
 
 // readEndsOrWaitsCausally waits until the read sends its result (put back

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -320,26 +319,19 @@ func TestPendingCap(t *testing.T) {
 // and returns each answer's status and order number.
 func burstCreate(c *testenv.Client, n int, body []byte, key string) (statuses []int, orderNos []string, errs []error) {
 	statuses, orderNos, errs = make([]int, n), make([]string, n), make([]error, n)
-	var wg sync.WaitGroup
-	gate := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-gate
-			st, raw, err := c.Send("POST", "/api/v1/orders", body, "Idempotency-Key", key)
-			var res struct {
-				OrderNo string `json:"order_no"`
-			}
-			if err == nil && st < 300 {
-				err = json.Unmarshal(raw, &res)
-			}
-			if err == nil && st >= 300 {
-				err = fmt.Errorf("answer %s", raw)
-			}
-			statuses[i], orderNos[i], errs[i] = st, res.OrderNo, err
-		})
-	}
-	close(gate)
-	wg.Wait()
+	testenv.AtOnce(n, func(i int) {
+		st, raw, err := c.Send("POST", "/api/v1/orders", body, "Idempotency-Key", key)
+		var res struct {
+			OrderNo string `json:"order_no"`
+		}
+		if err == nil && st < 300 {
+			err = json.Unmarshal(raw, &res)
+		}
+		if err == nil && st >= 300 {
+			err = fmt.Errorf("answer %s", raw)
+		}
+		statuses[i], orderNos[i], errs[i] = st, res.OrderNo, err
+	})
 	return statuses, orderNos, errs
 }
 

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,17 +43,10 @@ func TestDuplicateNotifications(t *testing.T) {
 			err    error
 		}
 		answers := make([]answer, 20)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range answers {
-			wg.Go(func() {
-				<-start
-				st, raw, err := s.Notify(body, sig)
-				answers[i] = answer{st, raw, err}
-			})
-		}
-		close(start)
-		wg.Wait()
+		testenv.AtOnce(len(answers), func(i int) {
+			st, raw, err := s.Notify(body, sig)
+			answers[i] = answer{st, raw, err}
+		})
 		for i, a := range answers {
 			var got map[string]any
 			if a.err != nil || a.status != 200 || json.Unmarshal(a.body, &got) != nil || !cmp.Equal(successBody, got) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,21 +54,14 @@ func reusedTradeIsHeld(t *testing.T, backend testenv.Backend) {
 	// Order B with A's trade, redelivered by the provider 8 times at once.
 	body, _ := json.Marshal(map[string]any{"order_no": b.OrderNo, "trade_no": trade, "amount_cents": a.AmountCents})
 	answers := make([]error, 8)
-	var wg sync.WaitGroup
-	gate := make(chan struct{})
-	for i := range answers {
-		wg.Go(func() {
-			<-gate
-			st, raw, err := s.Notify(body, s.Sign(body))
-			var got map[string]any
-			if err == nil && (st != 200 || json.Unmarshal(raw, &got) != nil || !cmp.Equal(successBody, got)) {
-				err = fmt.Errorf("status %d body %s", st, raw)
-			}
-			answers[i] = err
-		})
-	}
-	close(gate)
-	wg.Wait()
+	testenv.AtOnce(len(answers), func(i int) {
+		st, raw, err := s.Notify(body, s.Sign(body))
+		var got map[string]any
+		if err == nil && (st != 200 || json.Unmarshal(raw, &got) != nil || !cmp.Equal(successBody, got)) {
+			err = fmt.Errorf("status %d body %s", st, raw)
+		}
+		answers[i] = err
+	})
 	for i, err := range answers {
 		if err != nil {
 			t.Errorf("notify B with A's trade, copy %d: %v; want 200 %v", i+1, err, successBody)
