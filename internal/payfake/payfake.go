@@ -52,6 +52,15 @@ func (n *Notification) Send(ctx context.Context) (int, error) {
 	return resp.StatusCode, nil
 }
 
+// SendUnless is Send, or nothing when dropped (a switch that loses the
+// notification, as a provider can): the HTTP status, 0 when dropped.
+func (n *Notification) SendUnless(ctx context.Context, dropped bool) (int, error) {
+	if dropped {
+		return 0, nil
+	}
+	return n.Send(ctx)
+}
+
 // Deliveries are a fake's notifications in flight and its held answers.
 // The zero value is not ready: use NewDeliveries.
 type Deliveries struct {
