@@ -1,7 +1,10 @@
 // Package payfake is what the provider fakes (alipay, wechat, stripe below
 // it) share: a signed notification a test can send, spoil and send again,
 // the background deliveries that retry it as a provider does, and the hold
-// that keeps an answer from ever coming until the fake closes.
+// that keeps an answer from ever coming until the fake closes; the knobs
+// that spoil a statement (statement_knobs.go, the simulator's too); the
+// read-outs a test takes of what a fake recorded (readouts.go); fresh keys
+// (keys.go).
 package payfake
 
 import (
