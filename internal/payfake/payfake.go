@@ -1,7 +1,10 @@
 // Package payfake is what the provider fakes (alipay, wechat, stripe below
 // it) share: a signed notification a test can send, spoil and send again,
 // the background deliveries that retry it as a provider does, and the hold
-// that keeps an answer from ever coming until the fake closes.
+// that keeps an answer from ever coming until the fake closes; the knobs
+// that spoil a statement (statement_knobs.go, the simulator's too); the
+// read-outs a test takes of what a fake recorded (readouts.go); fresh keys
+// (keys.go).
 package payfake
 
 import (
@@ -50,6 +53,15 @@ func (n *Notification) Send(ctx context.Context) (int, error) {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// SendUnless is Send, or nothing when dropped (a switch that loses the
+// notification, as a provider can): the HTTP status, 0 when dropped.
+func (n *Notification) SendUnless(ctx context.Context, dropped bool) (int, error) {
+	if dropped {
+		return 0, nil
+	}
+	return n.Send(ctx)
 }
 
 // Deliveries are a fake's notifications in flight and its held answers.

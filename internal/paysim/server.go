@@ -18,11 +18,18 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"orderflow/internal/payfake"
 )
 
 // Sim is a payment-provider simulator. Create it with New; it is safe for
 // concurrent use. Call Close to stop its background callbacks.
 type Sim struct {
+	// StatementKnobs spoil the statement: a ref is a line's Ref (a trade
+	// number, a refund's out_request_no or dashboard id); an altered line
+	// lists the cents instead of what really moved.
+	payfake.StatementKnobs
+
 	secret    string
 	notifyURL string
 	log       *zap.Logger

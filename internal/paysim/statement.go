@@ -59,20 +59,16 @@ type StatementLine struct {
 	At          time.Time `json:"at"`
 }
 
-// book holds the statement lines and the knobs that bend the statement.
-// Guarded by Sim.mu.
+// book holds the statement lines (Sim.StatementKnobs bend them). Guarded
+// by Sim.mu.
 type book struct {
 	days  map[string][]StatementLine // by UTC day, in the order recorded
-	drop  map[string]bool            // refs left out (StatementDrop)
-	alter map[string]int64           // refs listed with another amount (StatementAlter)
 	synth map[string]synthetic       // days with generated payments (Synthesize)
 }
 
 func newBook() book {
 	return book{
 		days:  map[string][]StatementLine{},
-		drop:  map[string]bool{},
-		alter: map[string]int64{},
 		synth: map[string]synthetic{},
 	}
 }
@@ -106,22 +102,6 @@ func (sy synthetic) line(start time.Time, seq int) StatementLine {
 // feeCents is the simulator's fee on a payment: 0.6%, rounded half up.
 func feeCents(amount int64) int64 {
 	return (amount*6 + 500) / 1000
-}
-
-// StatementDrop leaves the line(s) whose Ref is ref (a trade number, a
-// refund's out_request_no or dashboard id) out of every statement.
-func (s *Sim) StatementDrop(ref string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.book.drop[ref] = true
-}
-
-// StatementAlter lists the line whose Ref is ref (a payment's trade
-// number) with amount cents instead of what was really paid.
-func (s *Sim) StatementAlter(ref string, cents int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.book.alter[ref] = cents
 }
 
 // maxSynthesize is the most synthetic lines a day can have: the sequence
@@ -176,12 +156,10 @@ func (s *Sim) statementPage(day string, start time.Time, from, limit int) (State
 		} else {
 			l = recorded[i-sy.n]
 		}
-		if s.book.drop[l.Ref] {
+		if s.StatementDrops(l.Ref) {
 			return l, false
 		}
-		if c, ok := s.book.alter[l.Ref]; ok {
-			l.AmountCents = c
-		}
+		l.AmountCents = s.StatementAmount(l.Ref, l.AmountCents)
 		return l, true
 	}
 	page := Statement{Date: day, Lines: make([]StatementLine, 0, max(min(limit, total-from), 0))}

@@ -62,3 +62,40 @@ type Statements interface {
 	// not published yet.
 	Statement(ctx context.Context, day string, fn func(page []StatementLine) error) error
 }
+
+// Pager gathers a statement's lines, as a provider reads them, into the
+// pages of at most StatementPage lines that Statements.Statement hands to
+// its fn. Each page is a slice of its own: fn may keep the one it is given.
+type Pager struct {
+	fn   func(page []StatementLine) error
+	page []StatementLine
+}
+
+// NewPager returns a pager handing its pages to fn.
+func NewPager(fn func(page []StatementLine) error) *Pager {
+	return &Pager{fn: fn, page: make([]StatementLine, 0, StatementPage)}
+}
+
+// Add adds l to the page, handing the page to fn once it is full; fn's
+// error is returned.
+func (p *Pager) Add(l StatementLine) error {
+	p.page = append(p.page, l)
+	if len(p.page) < StatementPage {
+		return nil
+	}
+	return p.hand()
+}
+
+// Flush hands the last page, if any line is waiting, to fn.
+func (p *Pager) Flush() error {
+	if len(p.page) == 0 {
+		return nil
+	}
+	return p.hand()
+}
+
+func (p *Pager) hand() error {
+	page := p.page
+	p.page = make([]StatementLine, 0, StatementPage)
+	return p.fn(page)
+}

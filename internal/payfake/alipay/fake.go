@@ -12,12 +12,11 @@ package alipay
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"net/http"
+	"orderflow/internal/payfake"
 	"sync"
 	"time"
 
@@ -41,6 +40,10 @@ type Fake struct {
 	// is the key orderflow verifies "Alipay" with (PEM).
 	AppPrivateKey   string
 	AlipayPublicKey string
+	// StatementKnobs spoil the bill: a ref is a payment's trade number, or
+	// a refund's "<trade_no>/<out_request_no>" (what DashboardRefund
+	// returns); only a payment's amount can be altered.
+	payfake.StatementKnobs
 
 	signer   *sdk.Client // holds "Alipay's" private key: signs answers and notifications
 	appPub   *rsa.PublicKey
@@ -51,15 +54,11 @@ type Fake struct {
 	mu       sync.Mutex
 	trades   map[string]*trade  // by out_trade_no
 	refunds  map[string]*refund // by out_request_no
-	sends    map[string]int     // refund calls per out_request_no
+	sends    payfake.Sends      // alipay.trade.refund calls, by out_request_no
 	switches Switches
 	seq      int
 	clock    func() time.Time
-	// The statement's knobs (statement.go): lines left out, payment lines
-	// listed with another amount, and the download URLs handed out.
-	drop  map[string]bool
-	alter map[string]int64
-	bills map[string]string // fileId → bill day
+	bills    map[string]string // the bill download URLs handed out: fileId → bill day
 	// notifyOverride, when set, replaces every trade's notify_url.
 	notifyOverride string
 }
@@ -90,15 +89,12 @@ type refund struct {
 
 // New generates the fake's two key pairs (the app's and "Alipay's").
 func New() (*Fake, error) {
-	appKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	keys, err := payfake.RSAKeys(2)
 	if err != nil {
 		return nil, err
 	}
-	aliKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, err
-	}
-	aliPriv := pemOf("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(aliKey))
+	appKey, aliKey := keys[0], keys[1]
+	aliPriv := payfake.PEM("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(aliKey))
 	signer, err := sdk.New(AppID, aliPriv, true)
 	if err != nil {
 		return nil, err
@@ -109,17 +105,13 @@ func New() (*Fake, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Fake{
-		AppPrivateKey:   pemOf("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(appKey)),
-		AlipayPublicKey: pemOf("PUBLIC KEY", aliPub),
+		AppPrivateKey:   payfake.PEM("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(appKey)),
+		AlipayPublicKey: payfake.PEM("PUBLIC KEY", aliPub),
 		signer:          signer, appPub: &appKey.PublicKey,
 		out: &http.Client{Timeout: 10 * time.Second}, ctx: ctx, cancel: cancel,
-		trades: map[string]*trade{}, refunds: map[string]*refund{}, sends: map[string]int{},
-		clock: time.Now, drop: map[string]bool{}, alter: map[string]int64{}, bills: map[string]string{},
+		trades: map[string]*trade{}, refunds: map[string]*refund{},
+		clock: time.Now, bills: map[string]string{},
 	}, nil
-}
-
-func pemOf(typ string, der []byte) string {
-	return string(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}))
 }
 
 // Set replaces the switches.
@@ -130,11 +122,7 @@ func (f *Fake) Set(s Switches) {
 }
 
 // RefundSends is how many alipay.trade.refund calls carried out_request_no.
-func (f *Fake) RefundSends(outRequestNo string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sends[outRequestNo]
-}
+func (f *Fake) RefundSends(outRequestNo string) int { return f.sends.Of(outRequestNo) }
 
 // Refunded lists the out_request_no of every refund recorded through the
 // gateway (a DashboardRefund is not one: orderflow never asked for it).
@@ -187,20 +175,10 @@ func (f *Fake) NotifyTo(url string) {
 
 // TradeNo is Alipay's trade number of an order's trade ("" if none).
 func (f *Fake) TradeNo(outTradeNo string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if t, ok := f.trades[outTradeNo]; ok {
-		return t.TradeNo
-	}
-	return ""
+	return payfake.Lookup(&f.mu, f.trades, outTradeNo, func(t *trade) string { return t.TradeNo })
 }
 
 // TradeRefunded is what the refunds of out_trade_no returned, in cents.
 func (f *Fake) TradeRefunded(outTradeNo string) int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if t := f.trades[outTradeNo]; t != nil {
-		return t.Refunded
-	}
-	return 0
+	return payfake.Lookup(&f.mu, f.trades, outTradeNo, func(t *trade) int64 { return t.Refunded })
 }

@@ -138,7 +138,7 @@ func (f *Fake) query(outTradeNo string) map[string]any {
 func (f *Fake) refund(outTradeNo, outRequestNo, amount string) (map[string]any, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.sends[outRequestNo]++
+	f.sends.Add(outRequestNo)
 	t, ok := f.trades[outTradeNo]
 	if !ok || t.Status == sdk.TradeStatusWaitBuyerPay {
 		return notExist(), false

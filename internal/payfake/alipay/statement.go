@@ -1,11 +1,10 @@
 package alipay
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
+	"orderflow/internal/payfake"
 	"sort"
 	"time"
 
@@ -20,23 +19,6 @@ const billPath = "/downloadBillFile.resource"
 // dashboard: Alipay makes those numbers up, and orderflow's ("RF…") never
 // start so.
 const dashboardPrefix = "HZ"
-
-// StatementDrop leaves out of the bill the line whose Ref is ref: a
-// payment's trade number, or a refund's "<trade_no>/<out_request_no>" (what
-// DashboardRefund returns).
-func (f *Fake) StatementDrop(ref string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.drop[ref] = true
-}
-
-// StatementAlter lists the payment whose trade number is ref with another
-// amount, in cents.
-func (f *Fake) StatementAlter(ref string, cents int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.alter[ref] = cents
-}
 
 // DashboardRefund refunds cents of orderNo's paid trade as an operator in
 // Alipay's dashboard would: counted in the trade (later refunds see it),
@@ -100,9 +82,7 @@ func (f *Fake) billURL(r *http.Request, billType, billDate string) (ans map[stri
 	case f.now().Before(day.AddDate(0, 0, 1)):
 		return map[string]any{"code": "40004", "msg": "Business Failed", "sub_code": "isp.bill_not_exist", "sub_msg": "账单不存在"}, false
 	}
-	var id [16]byte
-	_, _ = rand.Read(id[:])
-	fileID := hex.EncodeToString(id[:])
+	fileID := payfake.RandHex(16)
 	f.bills[fileID] = billDate
 	scheme := "http"
 	if r.TLS != nil {
@@ -156,20 +136,17 @@ func (f *Fake) billRows(day string) []billRow {
 	in := func(t time.Time) bool { return !t.IsZero() && !t.Before(start) && t.Before(end) }
 	var rows []billRow
 	for _, t := range f.trades {
-		if !in(t.PaidAt) || f.drop[t.TradeNo] {
+		if !in(t.PaidAt) || f.StatementDrops(t.TradeNo) {
 			continue
 		}
-		cents := yuanCents(t.TotalAmount)
-		if c, ok := f.alter[t.TradeNo]; ok {
-			cents = c
-		}
+		cents := f.StatementAmount(t.TradeNo, yuanCents(t.TotalAmount))
 		rows = append(rows, billRow{tradeNo: t.TradeNo, orderNo: t.OutTradeNo, subject: t.Subject, at: t.PaidAt,
 			cents: cents, fee: -serviceFee(cents), ref: t.TradeNo})
 	}
 	for _, rf := range f.refunds {
 		t := f.trades[rf.OutTradeNo]
 		ref := t.TradeNo + "/" + rf.OutRequestNo
-		if !in(rf.At) || f.drop[ref] {
+		if !in(rf.At) || f.StatementDrops(ref) {
 			continue
 		}
 		rows = append(rows, billRow{tradeNo: t.TradeNo, orderNo: t.OutTradeNo, subject: t.Subject, requestNo: rf.OutRequestNo,

@@ -71,7 +71,7 @@ func (f *Fake) searchIntents(w http.ResponseWriter, r *http.Request) {
 func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("Idempotency-Key")
 	f.mu.Lock()
-	f.sends[key]++
+	f.sends.Add(key)
 	f.mu.Unlock()
 	if f.RefundTimeout.Load() {
 		defer f.sent.Hold(r)

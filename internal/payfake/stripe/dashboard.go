@@ -3,6 +3,7 @@ package stripe
 import (
 	"context"
 	"fmt"
+	"orderflow/internal/payfake"
 )
 
 // DashboardRefund refunds cents of the order's paid intent as an operator
@@ -42,13 +43,10 @@ func (f *Fake) DashboardRefundNotified(ctx context.Context, orderNo string, cent
 // RefundNotification is a signed refund.created for the refund id, with
 // the refund as it is now.
 func (f *Fake) RefundNotification(id string) (*Notification, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	rf := f.refunds[id]
-	if rf == nil {
-		return nil, fmt.Errorf("stripe fake: no refund %s", id)
+	if n := payfake.Lookup(&f.mu, f.refunds, id, f.refundEventLocked); n != nil {
+		return n, nil
 	}
-	return f.refundEventLocked(rf), nil
+	return nil, fmt.Errorf("stripe fake: no refund %s", id)
 }
 
 // refundEventLocked is a refund's refund.created, created when the refund

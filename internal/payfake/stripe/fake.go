@@ -27,6 +27,11 @@ type Fake struct {
 	// SecretKey and WebhookSecret configure orderflow for this fake.
 	SecretKey     string
 	WebhookSecret string
+	// StatementKnobs spoil the statement: a ref is a payment's intent id
+	// (its charge), a refund's or a dispute's id; an altered payment's
+	// charge balance transaction lists the cents, the charge itself keeps
+	// what was paid.
+	payfake.StatementKnobs
 
 	// DropPayNotify: Pay succeeds the intent but sends no webhook.
 	DropPayNotify atomic.Bool
@@ -50,7 +55,7 @@ type Fake struct {
 	refunds    map[string]*refund    // by id
 	byIntent   map[string][]*refund  // a PaymentIntent's refunds
 	idem       map[string]idemAnswer // by Idempotency-Key
-	sends      map[string]int        // refund creations received, by Idempotency-Key
+	sends      payfake.Sends         // refund creations received, by Idempotency-Key
 	disputes   map[string]*dispute   // by id
 	ledger     txnLedger             // balance transactions (statement.go)
 }
@@ -93,7 +98,6 @@ func New() *Fake {
 		refunds:       map[string]*refund{},
 		byIntent:      map[string][]*refund{},
 		idem:          map[string]idemAnswer{},
-		sends:         map[string]int{},
 		disputes:      map[string]*dispute{},
 	}
 	f.srv = httptest.NewServer(f.routes())
@@ -125,18 +129,10 @@ func (f *Fake) Close() {
 }
 
 // RefundSends is how many refund creations arrived with Idempotency-Key key.
-func (f *Fake) RefundSends(key string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sends[key]
-}
+func (f *Fake) RefundSends(key string) int { return f.sends.Of(key) }
 
 // Refunds is how many refunds the fake holds in all.
-func (f *Fake) Refunds() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.refunds)
-}
+func (f *Fake) Refunds() int { return payfake.Len(&f.mu, f.refunds) }
 
 func (f *Fake) routes() http.Handler {
 	mux := http.NewServeMux()

@@ -41,11 +41,9 @@ type txn struct {
 // lazily, so a page of a large day costs a binary search, not a scan;
 // f.mu guards it.
 type txnLedger struct {
-	txns    []*txn
-	sorted  bool
-	pos     map[string]int // id → index in txns once sorted
-	dropped map[string]bool
-	altered map[string]int64
+	txns   []*txn
+	sorted bool
+	pos    map[string]int // id → index in txns once sorted
 }
 
 // add records t with a fresh id and returns the id.
@@ -75,29 +73,6 @@ func (l *txnLedger) sort() {
 		l.pos[t.ID] = i
 	}
 	l.sorted = true
-}
-
-// StatementDrop leaves out of the statement the line(s) whose reference is
-// ref: a payment's intent id (its charge), a refund's or a dispute's id.
-func (f *Fake) StatementDrop(ref string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.ledger.dropped == nil {
-		f.ledger.dropped = map[string]bool{}
-	}
-	f.ledger.dropped[ref] = true
-}
-
-// StatementAlter lists the payment whose intent id is ref with another
-// amount (cents) on its charge's balance transaction; the charge itself
-// keeps what was paid.
-func (f *Fake) StatementAlter(ref string, cents int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.ledger.altered == nil {
-		f.ledger.altered = map[string]int64{}
-	}
-	f.ledger.altered[ref] = cents
 }
 
 // PayUnseen is the buyer's money arriving with the product never told: the
@@ -186,7 +161,7 @@ func (f *Fake) listBalanceTransactions(w http.ResponseWriter, r *http.Request) {
 		if t.Created.Unix() < lo {
 			break
 		}
-		if l.dropped[t.Ref] {
+		if f.StatementDrops(t.Ref) {
 			continue
 		}
 		if int64(len(data)) == limit {
@@ -205,8 +180,8 @@ func (f *Fake) listBalanceTransactions(w http.ResponseWriter, r *http.Request) {
 // an id or, expanded, the object; f.mu held.
 func (f *Fake) txnObjectLocked(t *txn, expand bool) map[string]any {
 	amount := t.Amount
-	if cents, ok := f.ledger.altered[t.Ref]; ok && t.intent != nil {
-		amount = cents
+	if t.intent != nil {
+		amount = f.StatementAmount(t.Ref, t.Amount)
 	}
 	var source any
 	switch {

@@ -30,10 +30,7 @@ func (f *Fake) Pay(ctx context.Context, orderNo string) (*Notification, int, err
 	}
 	n := f.eventLocked("payment_intent.succeeded", in.object(), f.WebhookSecret, in.PaidAt)
 	f.mu.Unlock()
-	if f.DropPayNotify.Load() {
-		return n, 0, nil
-	}
-	status, err := n.Send(ctx)
+	status, err := n.SendUnless(ctx, f.DropPayNotify.Load())
 	return n, status, err
 }
 
@@ -79,12 +76,7 @@ func (f *Fake) ForgedNotification(orderNo string, misSign bool) (*Notification, 
 
 // IntentID is the id of the order's PaymentIntent, its trade number.
 func (f *Fake) IntentID(orderNo string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if in := f.intentLocked(orderNo); in != nil {
-		return in.ID
-	}
-	return ""
+	return payfake.Lookup(&f.mu, f.byOrder, orderNo, func(in *intent) string { return in.ID })
 }
 
 // intentLocked is the order's first PaymentIntent; f.mu held.

@@ -109,7 +109,7 @@ func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request, body []byte)
 		return
 	}
 	f.mu.Lock()
-	f.sends[b.OutRefundNo]++
+	f.sends.Add(b.OutRefundNo)
 	rf := f.refunds[b.OutRefundNo]
 	if rf == nil {
 		o := f.byTxID[b.TransactionID]

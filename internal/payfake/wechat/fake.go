@@ -12,10 +12,8 @@
 package wechat
 
 import (
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"orderflow/internal/payfake"
@@ -42,6 +40,11 @@ type Fake struct {
 	URL string
 	// Keys configure orderflow for this fake.
 	Keys Keys
+	// StatementKnobs spoil the bills built from now on: a ref is a
+	// payment's transaction_id or a refund's refund_id; an altered payment
+	// lists the cents as 应结订单金额 and 订单金额, its fee and the summary
+	// following.
+	payfake.StatementKnobs
 
 	// DropPayNotify: Pay marks the order paid but sends no notification.
 	DropPayNotify atomic.Bool
@@ -68,11 +71,9 @@ type Fake struct {
 	orders         map[string]*order  // by out_trade_no
 	byTxID         map[string]*order  // by transaction_id
 	refunds        map[string]*refund // by out_refund_no
-	sends          map[string]int     // refund requests received, by out_refund_no
+	sends          payfake.Sends      // refund requests received, by out_refund_no
 	seq            int
 	clock          func() time.Time  // SetClock
-	dropped        map[string]bool   // StatementDrop: trade no or refund id
-	altered        map[string]int64  // StatementAlter: trade no → cents listed
 	bills          map[string][]byte // bill files served, by download token
 }
 
@@ -94,18 +95,11 @@ type refund struct {
 
 // New starts a fake with fresh merchant and platform keys.
 func New() (*Fake, error) {
-	merchant, err := rsa.GenerateKey(rand.Reader, 2048)
+	keys, err := payfake.RSAKeys(3)
 	if err != nil {
 		return nil, err
 	}
-	platform, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, err
-	}
-	other, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, err
-	}
+	merchant, platform, other := keys[0], keys[1], keys[2]
 	pub, err := x509.MarshalPKIXPublicKey(&platform.PublicKey)
 	if err != nil {
 		return nil, err
@@ -119,9 +113,9 @@ func New() (*Fake, error) {
 			MchID:               "1900000109",
 			AppID:               "wxd678efh567hg6787",
 			CertSerial:          randHex(20),
-			PrivateKey:          string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: priv})),
+			PrivateKey:          payfake.PEM("PRIVATE KEY", priv),
 			APIv3Key:            randHex(16),
-			PlatformPublicKey:   string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
+			PlatformPublicKey:   payfake.PEM("PUBLIC KEY", pub),
 			PlatformPublicKeyID: "PUB_KEY_ID_" + randHex(8),
 		},
 		merchantPub:  &merchant.PublicKey,
@@ -131,10 +125,7 @@ func New() (*Fake, error) {
 		orders:       map[string]*order{},
 		byTxID:       map[string]*order{},
 		refunds:      map[string]*refund{},
-		sends:        map[string]int{},
 		clock:        time.Now,
-		dropped:      map[string]bool{},
-		altered:      map[string]int64{},
 		bills:        map[string][]byte{},
 	}
 	f.srv = httptest.NewServer(f.routes())
@@ -171,38 +162,20 @@ func (f *Fake) SetClock(now func() time.Time) {
 func (f *Fake) now() time.Time { return f.clock() }
 
 // RefundSends is how many refund requests arrived for out_refund_no.
-func (f *Fake) RefundSends(outRefundNo string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sends[outRefundNo]
-}
+func (f *Fake) RefundSends(outRefundNo string) int { return f.sends.Of(outRefundNo) }
 
 // RefundStatus is a refund's status ("" when unknown).
 func (f *Fake) RefundStatus(outRefundNo string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if r := f.refunds[outRefundNo]; r != nil {
-		return r.Status
-	}
-	return ""
+	return payfake.Lookup(&f.mu, f.refunds, outRefundNo, func(r *refund) string { return r.Status })
 }
 
 // RefundID is WeChat Pay's refund_id of out_refund_no ("" when unknown).
 func (f *Fake) RefundID(outRefundNo string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if r := f.refunds[outRefundNo]; r != nil {
-		return r.RefundID
-	}
-	return ""
+	return payfake.Lookup(&f.mu, f.refunds, outRefundNo, func(r *refund) string { return r.RefundID })
 }
 
 // Refunds is how many refunds the fake holds in all.
-func (f *Fake) Refunds() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.refunds)
-}
+func (f *Fake) Refunds() int { return payfake.Len(&f.mu, f.refunds) }
 
 func (f *Fake) routes() http.Handler {
 	mux := http.NewServeMux()
@@ -217,12 +190,7 @@ func (f *Fake) routes() http.Handler {
 
 // OrderRefunded is what the refunds of out_trade_no returned, in cents.
 func (f *Fake) OrderRefunded(outTradeNo string) int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if o := f.orders[outTradeNo]; o != nil {
-		return o.Refunded
-	}
-	return 0
+	return payfake.Lookup(&f.mu, f.orders, outTradeNo, func(o *order) int64 { return o.Refunded })
 }
 
 // randHex is payfake.RandHex, the fakes' ids and secrets.

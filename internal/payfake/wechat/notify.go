@@ -34,10 +34,7 @@ func (f *Fake) Pay(ctx context.Context, outTradeNo string) (*Notification, int, 
 	}
 	n := f.notification(o.NotifyURL, "TRANSACTION.SUCCESS", "transaction", f.transaction(o), false)
 	f.mu.Unlock()
-	if f.DropPayNotify.Load() {
-		return n, 0, nil
-	}
-	status, err := n.Send(ctx)
+	status, err := n.SendUnless(ctx, f.DropPayNotify.Load())
 	return n, status, err
 }
 
@@ -80,12 +77,7 @@ func (f *Fake) ForgedNotification(outTradeNo string, misSign bool) (*Notificatio
 
 // TradeNo is the transaction_id of a paid order ("" before).
 func (f *Fake) TradeNo(outTradeNo string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if o := f.orders[outTradeNo]; o != nil {
-		return o.TransactionID
-	}
-	return ""
+	return payfake.Lookup(&f.mu, f.orders, outTradeNo, func(o *order) string { return o.TransactionID })
 }
 
 // Tampered is a copy of n with its body changed after signing (a different

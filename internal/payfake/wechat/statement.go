@@ -115,13 +115,10 @@ func (f *Fake) bill(day time.Time, kind string) []byte {
 	var count, settled, refunded, fees, totals, asked int64
 	if kind != "REFUND" {
 		for _, o := range f.orders {
-			if o.State != "SUCCESS" || !in(o.SuccessTime) || f.dropped[o.TransactionID] {
+			if o.State != "SUCCESS" || !in(o.SuccessTime) || f.StatementDrops(o.TransactionID) {
 				continue
 			}
-			cents := o.Total
-			if a, ok := f.altered[o.TransactionID]; ok {
-				cents = a
-			}
+			cents := f.StatementAmount(o.TransactionID, o.Total)
 			fee := feeOf(cents)
 			rows = append(rows, billRow{at: o.SuccessTime, id: o.TransactionID, cells: f.billCells(o, o.SuccessTime,
 				"SUCCESS", yuan(cents), "0", "0", yuan(0), "", "", yuan(fee), yuan(cents), yuan(0))})
@@ -130,7 +127,7 @@ func (f *Fake) bill(day time.Time, kind string) []byte {
 	}
 	if kind != "SUCCESS" {
 		for _, rf := range f.refunds {
-			if rf.Status != "SUCCESS" || !in(rf.Created) || f.dropped[rf.RefundID] {
+			if rf.Status != "SUCCESS" || !in(rf.Created) || f.StatementDrops(rf.RefundID) {
 				continue
 			}
 			fee := -feeOf(rf.Amount)

@@ -3,25 +3,8 @@ package wechat
 import (
 	"context"
 	"fmt"
+	"orderflow/internal/payfake"
 )
-
-// StatementDrop leaves out of every bill built from now on the line whose
-// ref is ref: the payment line of transaction_id ref, or the refund line of
-// refund_id ref.
-func (f *Fake) StatementDrop(ref string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.dropped[ref] = true
-}
-
-// StatementAlter lists the payment of transaction_id ref with cents instead
-// of its amount (应结订单金额 and 订单金额, its fee and the summary follow) in
-// every bill built from now on.
-func (f *Fake) StatementAlter(ref string, cents int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.altered[ref] = cents
-}
 
 // DashboardRefund is a refund an operator made in WeChat Pay's merchant
 // platform: it counts against the trade (a later refund sees it), it is
@@ -58,13 +41,10 @@ func (f *Fake) DashboardRefundNotified(ctx context.Context, orderNo string, cent
 // out_refund_no is outRefundNo (a dashboard refund's is its refund id), to
 // the order's notify_url when the refund request named none.
 func (f *Fake) RefundNotification(outRefundNo string) (*Notification, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	rf := f.refunds[outRefundNo]
-	if rf == nil {
-		return nil, fmt.Errorf("wechat fake: no refund %s", outRefundNo)
+	if n := payfake.Lookup(&f.mu, f.refunds, outRefundNo, f.refundNotificationLocked); n != nil {
+		return n, nil
 	}
-	return f.refundNotificationLocked(rf), nil
+	return nil, fmt.Errorf("wechat fake: no refund %s", outRefundNo)
 }
 
 // refundNotificationLocked is a refund's REFUND.SUCCESS; f.mu held.

@@ -74,18 +74,10 @@ func (p *Provider) Statement(ctx context.Context, day string, fn func([]pay.Stat
 	if err := readDetail(detail, d, func(pay.StatementLine) error { return ctx.Err() }); err != nil {
 		return fmt.Errorf("alipay statement %s: %w", day, err)
 	}
-	page := make([]pay.StatementLine, 0, pay.StatementPage)
-	err = readDetail(detail, d, func(l pay.StatementLine) error {
-		page = append(page, l)
-		if len(page) < pay.StatementPage {
-			return nil
-		}
-		err := fn(page)
-		page = make([]pay.StatementLine, 0, pay.StatementPage) // fn may keep the page it was given
-		return err
-	})
-	if err == nil && len(page) > 0 {
-		err = fn(page)
+	pages := pay.NewPager(fn)
+	err = readDetail(detail, d, pages.Add)
+	if err == nil {
+		err = pages.Flush()
 	}
 	if err != nil {
 		return fmt.Errorf("alipay statement %s: %w", day, err)

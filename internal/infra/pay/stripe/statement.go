@@ -48,7 +48,7 @@ func (p *Provider) Statement(ctx context.Context, day string, fn func([]pay.Stat
 	}
 	params.Limit = sdk.Int64(listLimit)
 	params.AddExpand("data.source")
-	page := make([]pay.StatementLine, 0, pay.StatementPage)
+	pages := pay.NewPager(fn)
 	for bt, err := range p.client.V1BalanceTransactions.List(ctx, params) {
 		if err != nil {
 			return callErr("list balance transactions of "+day, err)
@@ -60,18 +60,11 @@ func (p *Provider) Statement(ctx context.Context, day string, fn func([]pay.Stat
 		if !ok {
 			continue
 		}
-		page = append(page, line)
-		if len(page) == pay.StatementPage {
-			if err := fn(page); err != nil {
-				return err
-			}
-			page = make([]pay.StatementLine, 0, pay.StatementPage)
+		if err := pages.Add(line); err != nil {
+			return err
 		}
 	}
-	if len(page) > 0 {
-		return fn(page)
-	}
-	return nil
+	return pages.Flush()
 }
 
 // statementLine maps one balance transaction; ok is false for one that is

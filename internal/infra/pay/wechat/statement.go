@@ -80,18 +80,10 @@ func (p *Provider) Statement(ctx context.Context, day string, fn func([]pay.Stat
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("wechat statement %s: rewind the bill file: %w", day, err)
 	}
-	page := make([]pay.StatementLine, 0, pay.StatementPage)
-	err = p.readBill(f, func(l pay.StatementLine) error {
-		page = append(page, l)
-		if len(page) < pay.StatementPage {
-			return nil
-		}
-		err := fn(page)
-		page = page[:0]
-		return err
-	})
-	if err == nil && len(page) > 0 {
-		err = fn(page)
+	pages := pay.NewPager(fn)
+	err = p.readBill(f, pages.Add)
+	if err == nil {
+		err = pages.Flush()
 	}
 	if err != nil {
 		return fmt.Errorf("wechat statement %s: %w", day, err)
