@@ -33,18 +33,12 @@ func (s *Store) InsertPaymentAttempt(ctx context.Context, a *PaymentAttempt) (bo
 
 // PaymentAttempt loads an order's started payment at one provider.
 func (s *Store) PaymentAttempt(ctx context.Context, orderID int64, provider string) (*PaymentAttempt, error) {
-	var a PaymentAttempt
-	if err := s.first(ctx, &a, `SELECT * FROM payment_attempts WHERE order_id = ? AND provider = ?`, orderID, provider); err != nil {
-		return nil, err
-	}
-	return &a, nil
+	return rowOf[PaymentAttempt](ctx, s, `SELECT * FROM payment_attempts WHERE order_id = ? AND provider = ?`, orderID, provider)
 }
 
 // PaymentAttemptsFor lists an order's started payments, oldest first.
 func (s *Store) PaymentAttemptsFor(ctx context.Context, orderID int64) ([]PaymentAttempt, error) {
-	var out []PaymentAttempt
-	err := s.all(ctx, &out, `SELECT * FROM payment_attempts WHERE order_id = ? ORDER BY id`, orderID)
-	return out, err
+	return rowsOf[PaymentAttempt](ctx, s, `SELECT * FROM payment_attempts WHERE order_id = ? ORDER BY id`, orderID)
 }
 
 // UnnotifiedAttemptsPage is the sweep's page of started payments whose order
@@ -52,11 +46,9 @@ func (s *Store) PaymentAttemptsFor(ctx context.Context, orderID int64) ([]Paymen
 // `liveAfter` (an attempt long expired has an order closed by now, so the
 // walk stays within the live ones), after cur in (expires_at, id) order.
 func (s *Store) UnnotifiedAttemptsPage(ctx context.Context, startedBefore, liveAfter time.Time, cur Cursor, limit int) ([]PaymentAttempt, error) {
-	var out []PaymentAttempt
-	err := s.all(ctx, &out, `SELECT a.* FROM payment_attempts a JOIN orders o ON o.id = a.order_id
+	return rowsOf[PaymentAttempt](ctx, s, `SELECT a.* FROM payment_attempts a JOIN orders o ON o.id = a.order_id
 		WHERE a.expires_at > ? AND a.created_at < ? AND o.status = ?
 		AND (a.expires_at > ? OR (a.expires_at = ? AND a.id > ?))
 		ORDER BY a.expires_at, a.id LIMIT ?`,
 		liveAfter, startedBefore, OrderPending, cur.At, cur.At, cur.ID, limit)
-	return out, err
 }

@@ -32,9 +32,7 @@ func (s *Store) OrdersByNo(ctx context.Context, nos []string) ([]Order, error) {
 	for i, no := range nos {
 		args[i] = no
 	}
-	var out []Order
-	err := s.all(ctx, &out, `SELECT * FROM orders WHERE order_no IN (`+placeholders(len(nos))+`)`, args...)
-	return out, err
+	return rowsOf[Order](ctx, s, `SELECT * FROM orders WHERE order_no IN (`+placeholders(len(nos))+`)`, args...)
 }
 
 // ClaimPaidOrders moves every order of claims that is still paid to claimed
@@ -78,8 +76,7 @@ func (s *Store) ClaimPaidOrders(ctx context.Context, claims []OrderClaim, worker
 	}
 	for _, id := range moved {
 		c := byID[id]
-		s.staleAfterCommit(ctx, c.ID, c.No)
-		if err := s.orderWebhookLater(ctx, c.No, OrderMove{From: OrderPaid, To: OrderClaimed, At: at}); err != nil {
+		if err := s.orderMovedLater(ctx, c.ID, c.No, OrderMove{From: OrderPaid, To: OrderClaimed, At: at}); err != nil {
 			return nil, err
 		}
 	}
@@ -152,8 +149,7 @@ func (s *Store) FinishClaimedOrdersLater(ctx context.Context, claims []OrderClai
 		return err
 	}
 	for _, c := range claims {
-		s.staleAfterCommit(ctx, c.ID, c.No)
-		if err := s.orderWebhookLater(ctx, c.No, OrderMove{From: OrderClaimed, To: OrderFinished, At: at}); err != nil {
+		if err := s.orderMovedLater(ctx, c.ID, c.No, OrderMove{From: OrderClaimed, To: OrderFinished, At: at}); err != nil {
 			return err
 		}
 	}

@@ -75,8 +75,7 @@ func (s *Store) CloseOrdersLater(ctx context.Context, orders []OrderClose, reaso
 		return err
 	}
 	for _, o := range orders {
-		s.staleAfterCommit(ctx, o.ID, o.No)
-		if err := s.orderWebhookLater(ctx, o.No, OrderMove{From: OrderPending, To: OrderClosed, At: at}); err != nil {
+		if err := s.orderMovedLater(ctx, o.ID, o.No, OrderMove{From: OrderPending, To: OrderClosed, At: at}); err != nil {
 			return err
 		}
 	}

@@ -29,40 +29,30 @@ func (s *Store) InsertNote(ctx context.Context, objectType, objectNo, status, te
 // OrdersInStatusLatest lists the orders of one status most recently moved
 // first (idx_orders_status_updated).
 func (s *Store) OrdersInStatusLatest(ctx context.Context, status OrderStatus, limit int) ([]Order, error) {
-	var out []Order
-	err := s.all(ctx, &out, `SELECT * FROM orders WHERE status = ? ORDER BY updated_at DESC LIMIT ?`, status, limit)
-	return out, err
+	return rowsOf[Order](ctx, s, `SELECT * FROM orders WHERE status = ? ORDER BY updated_at DESC LIMIT ?`, status, limit)
 }
 
 // RefundsInStatusLatest lists the refunds of one status most recently moved
 // first (idx_refunds_status_updated).
 func (s *Store) RefundsInStatusLatest(ctx context.Context, status RefundStatus, limit int) ([]Refund, error) {
-	var out []Refund
-	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? ORDER BY updated_at DESC LIMIT ?`, status, limit)
-	return out, err
+	return rowsOf[Refund](ctx, s, `SELECT * FROM refunds WHERE status = ? ORDER BY updated_at DESC LIMIT ?`, status, limit)
 }
 
 // GroupsInStatus lists the groups of one status by deadline, latest first
 // (idx_groups_status_deadline).
 func (s *Store) GroupsInStatus(ctx context.Context, status GroupStatus, limit int) ([]Group, error) {
-	var out []Group
-	err := s.all(ctx, &out, "SELECT * FROM `groups` WHERE status = ? ORDER BY deadline DESC LIMIT ?", status, limit)
-	return out, err
+	return rowsOf[Group](ctx, s, "SELECT * FROM `groups` WHERE status = ? ORDER BY deadline DESC LIMIT ?", status, limit)
 }
 
 // FailingNotifications lists undelivered notifications whose delivery has
 // failed at least once, oldest first (idx_notifications_delivered).
 func (s *Store) FailingNotifications(ctx context.Context, limit int) ([]Notification, error) {
-	var out []Notification
-	err := s.all(ctx, &out, `SELECT * FROM notifications WHERE delivered_at IS NULL AND attempts > 0 ORDER BY id LIMIT ?`, limit)
-	return out, err
+	return rowsOf[Notification](ctx, s, `SELECT * FROM notifications WHERE delivered_at IS NULL AND attempts > 0 ORDER BY id LIMIT ?`, limit)
 }
 
 // LatestHeldPayments lists held payments, newest first.
 func (s *Store) LatestHeldPayments(ctx context.Context, limit int) ([]HeldPayment, error) {
-	var out []HeldPayment
-	err := s.all(ctx, &out, `SELECT * FROM held_payments ORDER BY id DESC LIMIT ?`, limit)
-	return out, err
+	return rowsOf[HeldPayment](ctx, s, `SELECT * FROM held_payments ORDER BY id DESC LIMIT ?`, limit)
 }
 
 // LastEvents returns the newest event of each of some objects of one type
@@ -92,8 +82,6 @@ type Activation struct {
 // since a time, at most limit of them (idx_orders_status_updated: a finished
 // order's updated_at is at or after its finished_at).
 func (s *Store) ActivationsSince(ctx context.Context, since time.Time, limit int) ([]Activation, error) {
-	var out []Activation
-	err := s.all(ctx, &out, `SELECT paid_at, finished_at FROM orders WHERE status = ? AND updated_at >= ? AND finished_at >= ? AND paid_at IS NOT NULL LIMIT ?`,
+	return rowsOf[Activation](ctx, s, `SELECT paid_at, finished_at FROM orders WHERE status = ? AND updated_at >= ? AND finished_at >= ? AND paid_at IS NOT NULL LIMIT ?`,
 		OrderFinished, since, since, limit)
-	return out, err
 }

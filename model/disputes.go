@@ -64,11 +64,7 @@ func (s *Store) InsertDispute(ctx context.Context, d *Dispute) (bool, error) {
 
 // DisputeByID loads a dispute by the provider's id.
 func (s *Store) DisputeByID(ctx context.Context, disputeID string) (*Dispute, error) {
-	var d Dispute
-	if err := s.first(ctx, &d, `SELECT * FROM disputes WHERE dispute_id = ?`, disputeID); err != nil {
-		return nil, err
-	}
-	return &d, nil
+	return rowOf[Dispute](ctx, s, `SELECT * FROM disputes WHERE dispute_id = ?`, disputeID)
 }
 
 // DisputeMove is one conditional status change of a dispute, as its
@@ -110,16 +106,12 @@ func (s *Store) MoveDispute(ctx context.Context, d *Dispute, m DisputeMove) (boo
 
 // DisputesForOrder lists an order's disputes, oldest first.
 func (s *Store) DisputesForOrder(ctx context.Context, orderID int64) ([]Dispute, error) {
-	var out []Dispute
-	err := s.all(ctx, &out, `SELECT * FROM disputes WHERE order_id = ? ORDER BY id`, orderID)
-	return out, err
+	return rowsOf[Dispute](ctx, s, `SELECT * FROM disputes WHERE order_id = ? ORDER BY id`, orderID)
 }
 
 // OpenDisputesLatest lists the disputes not closed yet, newest first.
 func (s *Store) OpenDisputesLatest(ctx context.Context, limit int) ([]Dispute, error) {
-	var out []Dispute
-	err := s.all(ctx, &out, `SELECT * FROM disputes WHERE closed_at IS NULL ORDER BY id DESC LIMIT ?`, limit)
-	return out, err
+	return rowsOf[Dispute](ctx, s, `SELECT * FROM disputes WHERE closed_at IS NULL ORDER BY id DESC LIMIT ?`, limit)
 }
 
 // TradeHasRefund reports whether a refund of the trade was ever asked for

@@ -67,9 +67,7 @@ func (s *Store) SetPaymentDisposition(ctx context.Context, provider, tradeNo str
 
 // PaymentsForOrder lists an order's payments.
 func (s *Store) PaymentsForOrder(ctx context.Context, orderID int64) ([]Payment, error) {
-	var out []Payment
-	err := s.all(ctx, &out, `SELECT * FROM payments WHERE order_id = ? ORDER BY id`, orderID)
-	return out, err
+	return rowsOf[Payment](ctx, s, `SELECT * FROM payments WHERE order_id = ? ORDER BY id`, orderID)
 }
 
 // HasStockFlow reports whether an order has a stock-flow row of a type.
@@ -88,11 +86,7 @@ func (s *Store) HasEffect(ctx context.Context, orderID int64) (bool, error) {
 
 // PaymentByTrade loads one payment by its provider's trade number.
 func (s *Store) PaymentByTrade(ctx context.Context, provider, tradeNo string) (*Payment, error) {
-	var p Payment
-	if err := s.first(ctx, &p, `SELECT * FROM payments WHERE provider = ? AND trade_no = ?`, provider, tradeNo); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return rowOf[Payment](ctx, s, `SELECT * FROM payments WHERE provider = ? AND trade_no = ?`, provider, tradeNo)
 }
 
 // paidAt is the time a payment row is filed under: the provider's, else ours.

@@ -34,7 +34,5 @@ func (e Event) args() []any {
 
 // EventsFor returns an object's history, oldest first.
 func (s *Store) EventsFor(ctx context.Context, objectType, objectNo string) ([]Event, error) {
-	var out []Event
-	err := s.all(ctx, &out, `SELECT * FROM events WHERE object_type = ? AND object_no = ? ORDER BY id`, objectType, objectNo)
-	return out, err
+	return rowsOf[Event](ctx, s, `SELECT * FROM events WHERE object_type = ? AND object_no = ? ORDER BY id`, objectType, objectNo)
 }

@@ -41,18 +41,12 @@ func (s *Store) InsertGroup(ctx context.Context, g *Group) error {
 
 // GroupByNo loads a group.
 func (s *Store) GroupByNo(ctx context.Context, groupNo string) (*Group, error) {
-	var g Group
-	if err := s.first(ctx, &g, "SELECT * FROM `groups` WHERE group_no = ?", groupNo); err != nil {
-		return nil, err
-	}
-	return &g, nil
+	return rowOf[Group](ctx, s, "SELECT * FROM `groups` WHERE group_no = ?", groupNo)
 }
 
 // Participants lists a group's members.
 func (s *Store) Participants(ctx context.Context, groupID int64) ([]Participant, error) {
-	var out []Participant
-	err := s.all(ctx, &out, `SELECT * FROM group_participants WHERE group_id = ? ORDER BY user_id`, groupID)
-	return out, err
+	return rowsOf[Participant](ctx, s, `SELECT * FROM group_participants WHERE group_id = ? ORDER BY user_id`, groupID)
 }
 
 // InsertParticipant adds a member; false means they had joined already.

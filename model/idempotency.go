@@ -28,11 +28,7 @@ func (s *Store) ReserveIdempotencyKey(ctx context.Context, userID int64, key, re
 // IdempotencyKeyFor returns a buyer's key reserved at or after since, or
 // ErrNotFound.
 func (s *Store) IdempotencyKeyFor(ctx context.Context, userID int64, key string, since time.Time) (*IdempotencyKey, error) {
-	var k IdempotencyKey
-	if err := s.first(ctx, &k, `SELECT * FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND created_at >= ?`, userID, key, since); err != nil {
-		return nil, err
-	}
-	return &k, nil
+	return rowOf[IdempotencyKey](ctx, s, `SELECT * FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND created_at >= ?`, userID, key, since)
 }
 
 // BindIdempotencyKey points a reserved key at its order.

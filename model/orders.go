@@ -105,18 +105,7 @@ func (s *Store) ListOrders(ctx context.Context, status *OrderStatus, beforeID in
 
 // CountOrdersByStatus returns the number of orders per status.
 func (s *Store) CountOrdersByStatus(ctx context.Context) (map[OrderStatus]int64, error) {
-	var rows []struct {
-		Status OrderStatus
-		N      int64
-	}
-	if err := s.all(ctx, &rows, `SELECT status, COUNT(*) AS n FROM orders GROUP BY status`); err != nil {
-		return nil, err
-	}
-	out := map[OrderStatus]int64{}
-	for _, r := range rows {
-		out[r.Status] = r.N
-	}
-	return out, nil
+	return countsBy[OrderStatus](ctx, s, `SELECT status AS counted, COUNT(*) AS n FROM orders GROUP BY status`)
 }
 
 // OrderMove is one conditional status change of an order.
@@ -156,8 +145,7 @@ func (s *Store) MoveOrder(ctx context.Context, id int64, orderNo string, m Order
 	if err != nil || n != 1 {
 		return false, err
 	}
-	s.staleAfterCommit(ctx, id, orderNo)
-	return true, s.orderWebhookLater(ctx, orderNo, m)
+	return true, s.orderMovedLater(ctx, id, orderNo, m)
 }
 
 // MoveOrderOrAbortLater is MoveOrder for a transaction that must not commit
@@ -177,16 +165,18 @@ func (s *Store) MoveOrderOrAbortLater(ctx context.Context, id int64, orderNo str
 		err = s.InsertEventLater(ctx, ev)
 	}
 	if err == nil {
-		s.staleAfterCommit(ctx, id, orderNo)
 		// After the check: on MariaDB a failed check stops the batch
 		// before the event's INSERT, and the transaction rolls back.
-		err = s.orderWebhookLater(ctx, orderNo, m)
+		err = s.orderMovedLater(ctx, id, orderNo, m)
 	}
 	return err
 }
 
-// orderWebhookLater writes the shop event an order's move causes, if any.
-func (s *Store) orderWebhookLater(ctx context.Context, orderNo string, m OrderMove) error {
+// orderMovedLater is what every move of an order owes once it is made,
+// alone or in a batch: the order's cached view dropped after the commit,
+// and the shop event the move causes, if any, written in the transaction.
+func (s *Store) orderMovedLater(ctx context.Context, id int64, orderNo string, m OrderMove) error {
+	s.staleAfterCommit(ctx, id, orderNo)
 	return s.webhookForMoveLater(ctx, "order", m.From.String(), m.To.String(), m.At, map[string]any{"order_no": orderNo})
 }
 

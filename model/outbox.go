@@ -58,13 +58,27 @@ func (s *Store) InsertOutboxLater(ctx context.Context, r *OutboxRow) error {
 	return err
 }
 
+// MoveAndQueue is the shape of every re-queue: in one transaction, move —
+// a conditional move that gives the object a new task generation, and
+// whatever else must commit with it (an operator's trail entry) — then,
+// only if it moved, the new generation's outbox row, sent after the
+// commit. false means the object had moved on and nothing was queued.
+func (s *Store) MoveAndQueue(ctx context.Context, row *OutboxRow, move func(tx *Store) (bool, error)) (bool, error) {
+	var moved bool
+	err := s.InTx(ctx, func(tx *Store) (err error) {
+		if moved, err = move(tx); err != nil || !moved {
+			return err
+		}
+		return tx.InsertOutboxLater(ctx, row)
+	})
+	return moved && err == nil, err
+}
+
 const insertOutbox = `INSERT INTO outbox (task_id, task_type, payload, process_at, created_at, trace_context) VALUES (?, ?, ?, ?, ?, ?)`
 
 // OutboxBetween returns up to limit waiting rows with afterID < id <= maxID, oldest first.
 func (s *Store) OutboxBetween(ctx context.Context, afterID, maxID int64, limit int) ([]OutboxRow, error) {
-	var out []OutboxRow
-	err := s.all(ctx, &out, `SELECT * FROM outbox WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`, afterID, maxID, limit)
-	return out, err
+	return rowsOf[OutboxRow](ctx, s, `SELECT * FROM outbox WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`, afterID, maxID, limit)
 }
 
 // OutboxMaxID returns the newest waiting row's id, or 0.

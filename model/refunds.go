@@ -100,29 +100,15 @@ func (s *Store) RefundsForOrder(ctx context.Context, orderID int64) ([]Refund, e
 
 // ListRefunds pages refunds, newest first, optionally of one status.
 func (s *Store) ListRefunds(ctx context.Context, status RefundStatus, limit int) ([]Refund, error) {
-	var out []Refund
 	if status == "" {
-		err := s.all(ctx, &out, `SELECT * FROM refunds ORDER BY id DESC LIMIT ?`, limit)
-		return out, err
+		return rowsOf[Refund](ctx, s, `SELECT * FROM refunds ORDER BY id DESC LIMIT ?`, limit)
 	}
-	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? ORDER BY id DESC LIMIT ?`, status, limit)
-	return out, err
+	return rowsOf[Refund](ctx, s, `SELECT * FROM refunds WHERE status = ? ORDER BY id DESC LIMIT ?`, status, limit)
 }
 
 // CountRefundsByStatus returns the number of refunds per status.
 func (s *Store) CountRefundsByStatus(ctx context.Context) (map[RefundStatus]int64, error) {
-	var rows []struct {
-		Status RefundStatus
-		N      int64
-	}
-	if err := s.all(ctx, &rows, `SELECT status, COUNT(*) AS n FROM refunds GROUP BY status`); err != nil {
-		return nil, err
-	}
-	out := map[RefundStatus]int64{}
-	for _, r := range rows {
-		out[r.Status] = r.N
-	}
-	return out, nil
+	return countsBy[RefundStatus](ctx, s, `SELECT status AS counted, COUNT(*) AS n FROM refunds GROUP BY status`)
 }
 
 // UnfinishedRefunds counts an order's refunds that have not succeeded.

@@ -34,3 +34,20 @@ func rowsIn[T any](ctx context.Context, s *Store, keys []string, query string, a
 	}
 	return rowsOf[T](ctx, s, query, args...)
 }
+
+// countsBy reads a count per key: query selects the key AS counted and
+// COUNT(*) AS n, grouped by the key. A key with no rows is absent.
+func countsBy[K comparable](ctx context.Context, s *Store, query string, args ...any) (map[K]int64, error) {
+	var rows []struct {
+		Counted K
+		N       int64
+	}
+	if err := s.all(ctx, &rows, query, args...); err != nil {
+		return nil, err
+	}
+	out := make(map[K]int64, len(rows))
+	for _, r := range rows {
+		out[r.Counted] = r.N
+	}
+	return out, nil
+}

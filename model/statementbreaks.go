@@ -47,20 +47,12 @@ func (s *Store) InsertStatementBreak(ctx context.Context, b *StatementBreak) (bo
 
 // StatementBreakByID loads one break.
 func (s *Store) StatementBreakByID(ctx context.Context, id int64) (*StatementBreak, error) {
-	var b StatementBreak
-	if err := s.first(ctx, &b, `SELECT * FROM statement_breaks WHERE id = ?`, id); err != nil {
-		return nil, err
-	}
-	return &b, nil
+	return rowOf[StatementBreak](ctx, s, `SELECT * FROM statement_breaks WHERE id = ?`, id)
 }
 
 // StatementBreakByRef loads the break of one (provider, kind, ref).
 func (s *Store) StatementBreakByRef(ctx context.Context, provider, kind, ref string) (*StatementBreak, error) {
-	var b StatementBreak
-	if err := s.first(ctx, &b, `SELECT * FROM statement_breaks WHERE provider = ? AND kind = ? AND ref = ?`, provider, kind, ref); err != nil {
-		return nil, err
-	}
-	return &b, nil
+	return rowOf[StatementBreak](ctx, s, `SELECT * FROM statement_breaks WHERE provider = ? AND kind = ? AND ref = ?`, provider, kind, ref)
 }
 
 // BreakResolution is how a break was resolved and by whom.
@@ -103,18 +95,14 @@ func (s *Store) StatementBreaks(ctx context.Context, status BreakStatus, provide
 	if provider != "" {
 		q, args = q+` AND provider = ?`, append(args, provider)
 	}
-	var out []StatementBreak
-	err := s.all(ctx, &out, q+` ORDER BY id LIMIT ?`, append(args, limit)...)
-	return out, err
+	return rowsOf[StatementBreak](ctx, s, q+` ORDER BY id LIMIT ?`, append(args, limit)...)
 }
 
 // OpenBreaksOf lists a provider's open breaks of one kind after id, in id
 // order: the run's pass over the breaks the ledger may now hold.
 func (s *Store) OpenBreaksOf(ctx context.Context, provider, kind string, afterID int64, limit int) ([]StatementBreak, error) {
-	var out []StatementBreak
-	err := s.all(ctx, &out, `SELECT * FROM statement_breaks WHERE provider = ? AND kind = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`,
+	return rowsOf[StatementBreak](ctx, s, `SELECT * FROM statement_breaks WHERE provider = ? AND kind = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`,
 		provider, kind, BreakOpen, afterID, limit)
-	return out, err
 }
 
 // BreakCount is the number of breaks of one provider, kind and status.
@@ -129,22 +117,11 @@ type BreakCount struct {
 
 // StatementBreakCounts counts every break by provider, kind and status.
 func (s *Store) StatementBreakCounts(ctx context.Context) ([]BreakCount, error) {
-	var out []BreakCount
-	err := s.all(ctx, &out, `SELECT provider, kind, status, COUNT(*) AS n, MIN(created_at) AS oldest FROM statement_breaks
+	return rowsOf[BreakCount](ctx, s, `SELECT provider, kind, status, COUNT(*) AS n, MIN(created_at) AS oldest FROM statement_breaks
 		GROUP BY provider, kind, status ORDER BY provider, kind, status`)
-	return out, err
 }
 
 // RunBreakCounts counts the breaks a run listed first, by kind.
 func (s *Store) RunBreakCounts(ctx context.Context, runID int64) (map[string]int64, error) {
-	var rows []struct {
-		Kind string
-		N    int64
-	}
-	err := s.all(ctx, &rows, `SELECT kind, COUNT(*) AS n FROM statement_breaks WHERE run_id = ? GROUP BY kind`, runID)
-	out := make(map[string]int64, len(rows))
-	for _, r := range rows {
-		out[r.Kind] = r.N
-	}
-	return out, err
+	return countsBy[string](ctx, s, `SELECT kind AS counted, COUNT(*) AS n FROM statement_breaks WHERE run_id = ? GROUP BY kind`, runID)
 }

@@ -31,10 +31,8 @@ func afterCursor(col string) string {
 // (updated_at, id) order. A row the sweep re-queues is touched, so it moves
 // past `before` and is not read twice in one walk.
 func (s *Store) OrdersPage(ctx context.Context, status OrderStatus, before time.Time, cur Cursor, limit int) ([]Order, error) {
-	var out []Order
-	err := s.all(ctx, &out, `SELECT * FROM orders WHERE status = ? AND updated_at < ? AND `+afterCursor("updated_at")+
+	return rowsOf[Order](ctx, s, `SELECT * FROM orders WHERE status = ? AND updated_at < ? AND `+afterCursor("updated_at")+
 		` ORDER BY updated_at, id LIMIT ?`, status, before, cur.At, cur.At, cur.ID, limit)
-	return out, err
 }
 
 // RefundsDonePage is the sweep's page of refunding orders touched before
@@ -42,55 +40,43 @@ func (s *Store) OrdersPage(ctx context.Context, status OrderStatus, before time.
 // last refund's completion should have moved to refunded and did not.
 // After cur in (updated_at, id) order, like OrdersPage.
 func (s *Store) RefundsDonePage(ctx context.Context, before time.Time, cur Cursor, limit int) ([]Order, error) {
-	var out []Order
-	err := s.all(ctx, &out, `SELECT * FROM orders WHERE status = ? AND updated_at < ? AND `+afterCursor("updated_at")+
+	return rowsOf[Order](ctx, s, `SELECT * FROM orders WHERE status = ? AND updated_at < ? AND `+afterCursor("updated_at")+
 		` AND EXISTS (SELECT 1 FROM refunds r WHERE r.order_id = orders.id)`+
 		` AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.order_id = orders.id AND r.status <> ?)`+
 		` ORDER BY updated_at, id LIMIT ?`, OrderRefunding, before, cur.At, cur.At, cur.ID, RefundSucceeded, limit)
-	return out, err
 }
 
 // PendingExpiredPage is reconciliation's page of pending orders that expired
 // before `before`, after cur in (expire_at, id) order.
 func (s *Store) PendingExpiredPage(ctx context.Context, before time.Time, cur Cursor, limit int) ([]Order, error) {
-	var out []Order
-	err := s.all(ctx, &out, `SELECT * FROM orders FORCE INDEX (idx_orders_status_expire) WHERE status = ? AND expire_at < ? AND `+afterCursor("expire_at")+
+	return rowsOf[Order](ctx, s, `SELECT * FROM orders FORCE INDEX (idx_orders_status_expire) WHERE status = ? AND expire_at < ? AND `+afterCursor("expire_at")+
 		` ORDER BY expire_at, id LIMIT ?`, OrderPending, before, cur.At, cur.At, cur.ID, limit)
-	return out, err
 }
 
 // RefundsPage is OrdersPage for refunds.
 func (s *Store) RefundsPage(ctx context.Context, status RefundStatus, before time.Time, cur Cursor, limit int) ([]Refund, error) {
-	var out []Refund
-	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? AND updated_at < ? AND `+afterCursor("updated_at")+
+	return rowsOf[Refund](ctx, s, `SELECT * FROM refunds WHERE status = ? AND updated_at < ? AND `+afterCursor("updated_at")+
 		` ORDER BY updated_at, id LIMIT ?`, status, before, cur.At, cur.At, cur.ID, limit)
-	return out, err
 }
 
 // RefundsCreatedPage lists refunds in a status created before a time, after
 // the id afterID, by id.
 func (s *Store) RefundsCreatedPage(ctx context.Context, status RefundStatus, before time.Time, afterID int64, limit int) ([]Refund, error) {
-	var out []Refund
-	err := s.all(ctx, &out, `SELECT * FROM refunds WHERE status = ? AND created_at < ? AND id > ? ORDER BY id LIMIT ?`,
+	return rowsOf[Refund](ctx, s, `SELECT * FROM refunds WHERE status = ? AND created_at < ? AND id > ? ORDER BY id LIMIT ?`,
 		status, before, afterID, limit)
-	return out, err
 }
 
 // GroupsPage is the sweep's page of groups in a status, after cur in
 // (deadline, id) order (the status index).
 func (s *Store) GroupsPage(ctx context.Context, status GroupStatus, cur Cursor, limit int) ([]Group, error) {
-	var out []Group
-	err := s.all(ctx, &out, "SELECT * FROM `groups` WHERE status = ? AND "+afterCursor("deadline")+
+	return rowsOf[Group](ctx, s, "SELECT * FROM `groups` WHERE status = ? AND "+afterCursor("deadline")+
 		" ORDER BY deadline, id LIMIT ?", status, cur.At, cur.At, cur.ID, limit)
-	return out, err
 }
 
 // OutboxOlderPage lists waiting outbox rows written before `before`, after
 // the id afterID, by id.
 func (s *Store) OutboxOlderPage(ctx context.Context, before time.Time, afterID int64, limit int) ([]OutboxRow, error) {
-	var out []OutboxRow
-	err := s.all(ctx, &out, `SELECT * FROM outbox WHERE id > ? AND created_at < ? ORDER BY id LIMIT ?`, afterID, before, limit)
-	return out, err
+	return rowsOf[OutboxRow](ctx, s, `SELECT * FROM outbox WHERE id > ? AND created_at < ? ORDER BY id LIMIT ?`, afterID, before, limit)
 }
 
 // OutboxWaiting returns which of the task IDs still wait in the outbox.

@@ -7,8 +7,9 @@ import (
 	"orderflow/internal/domain/statement"
 )
 
-// runView is a statement run as the admin API shows it.
-type runView struct {
+// StatementRunView is a statement run as the admin API shows it (GET
+// /api/v1/admin/statements/runs/{run_id}); the statement suite reads it too.
+type StatementRunView struct {
 	RunID         int64               `json:"run_id"`
 	Provider      string              `json:"provider"`
 	Date          string              `json:"date"`
@@ -18,12 +19,12 @@ type runView struct {
 	ProviderLines int64               `json:"provider_lines"`
 	Matched       int64               `json:"matched"`
 	Breaks        map[string]int64    `json:"breaks"`
-	Totals        runTotals           `json:"totals"`
+	Totals        StatementRunTotals  `json:"totals"`
 	Error         string              `json:"error"`
 }
 
-// runTotals are the statement's own totals of the day.
-type runTotals struct {
+// StatementRunTotals are the statement's own totals of the day.
+type StatementRunTotals struct {
 	Payments      int64 `json:"payments"`
 	GrossCents    int64 `json:"gross_cents"`
 	Refunds       int64 `json:"refunds"`
@@ -32,20 +33,21 @@ type runTotals struct {
 	FeesCents     int64 `json:"fees_cents"`
 }
 
-func newRunView(v *statement.RunView) runView {
+func newRunView(v *statement.RunView) StatementRunView {
 	r := v.Run
 	breaks := v.Breaks
 	if breaks == nil {
 		breaks = map[string]int64{}
 	}
-	return runView{RunID: r.ID, Provider: r.Provider, Date: r.Day, Status: r.Status, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+	return StatementRunView{RunID: r.ID, Provider: r.Provider, Date: r.Day, Status: r.Status, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 		ProviderLines: r.ProviderLines, Matched: r.Matched, Breaks: breaks, Error: r.Error,
-		Totals: runTotals{Payments: r.Payments, GrossCents: r.GrossCents, Refunds: r.Refunds, RefundsCents: r.RefundsCents,
+		Totals: StatementRunTotals{Payments: r.Payments, GrossCents: r.GrossCents, Refunds: r.Refunds, RefundsCents: r.RefundsCents,
 			DisputesCents: r.DisputesCents, FeesCents: r.FeesCents}}
 }
 
-// breakView is a statement break as the admin API shows it.
-type breakView struct {
+// StatementBreakView is a statement break as the admin API shows it (GET
+// /api/v1/admin/statements/breaks); the statement suite reads it too.
+type StatementBreakView struct {
 	ID                  int64                 `json:"id"`
 	Provider            string                `json:"provider"`
 	Date                string                `json:"date"`
@@ -63,8 +65,8 @@ type breakView struct {
 	Note                string                `json:"note"`
 }
 
-func newBreakView(b *statement.Break) breakView {
-	return breakView{ID: b.ID, Provider: b.Provider, Date: b.Day, Kind: b.Kind, TradeNo: b.TradeNo, OrderNo: b.OrderNo,
+func newBreakView(b *statement.Break) StatementBreakView {
+	return StatementBreakView{ID: b.ID, Provider: b.Provider, Date: b.Day, Kind: b.Kind, TradeNo: b.TradeNo, OrderNo: b.OrderNo,
 		RefundNo: b.RefundNo, ProviderAmountCents: b.ProviderAmountCents, LedgerAmountCents: b.LedgerAmountCents, Status: b.Status,
 		Action: b.Action, CreatedAt: b.CreatedAt, ResolvedAt: b.ResolvedAt, ResolvedBy: b.ResolvedBy, Note: b.Note}
 }
@@ -103,11 +105,11 @@ func (h *Handler) listStatementBreaks(w http.ResponseWriter, r *http.Request) {
 	if h.failed(w, r, err) {
 		return
 	}
-	out := make([]breakView, len(bs))
+	out := make([]StatementBreakView, len(bs))
 	for i := range bs {
 		out[i] = newBreakView(&bs[i])
 	}
-	writeJSON(w, http.StatusOK, map[string][]breakView{"breaks": out})
+	writeJSON(w, http.StatusOK, map[string][]StatementBreakView{"breaks": out})
 }
 
 func (h *Handler) resolveStatementBreak(w http.ResponseWriter, r *http.Request) {

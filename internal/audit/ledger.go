@@ -8,22 +8,17 @@ import (
 	"time"
 
 	"orderflow/model"
+	"orderflow/model/sqlexec"
 
 	"github.com/go-sql-driver/mysql"
 )
 
 // Open connects to a ledger for auditing: UTC, parsed times, read-only use.
 func Open(dsn string) (*sql.DB, error) {
-	cfg, err := mysql.ParseDSN(dsn)
+	cfg, err := sqlexec.UTCConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("parse dsn: %w", err)
+		return nil, err
 	}
-	cfg.ParseTime = true
-	cfg.Loc = time.UTC
-	if cfg.Params == nil {
-		cfg.Params = map[string]string{}
-	}
-	cfg.Params["time_zone"] = "'+00:00'"
 	c, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err

@@ -18,11 +18,9 @@ type PoolConfig struct {
 	MaxIdle int
 }
 
-// Open connects to MySQL/MariaDB with the engine's session settings: UTC,
-// parsed times, utf8mb4 and READ COMMITTED, so a read after a 0-row UPDATE
-// sees the committed truth.
-func Open(dsn string, pool PoolConfig) (*gorm.DB, error) {
-	dsn, nodes := splitNodes(dsn)
+// UTCConfig parses a MySQL/MariaDB DSN with the settings every reader of
+// the ledger needs: times parsed, in UTC, on a session in UTC.
+func UTCConfig(dsn string) (*mysql.Config, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse mysql dsn: %w", err)
@@ -32,8 +30,20 @@ func Open(dsn string, pool PoolConfig) (*gorm.DB, error) {
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
-	cfg.Params["charset"] = "utf8mb4"
 	cfg.Params["time_zone"] = "'+00:00'"
+	return cfg, nil
+}
+
+// Open connects to MySQL/MariaDB with the engine's session settings: UTC,
+// parsed times, utf8mb4 and READ COMMITTED, so a read after a 0-row UPDATE
+// sees the committed truth.
+func Open(dsn string, pool PoolConfig) (*gorm.DB, error) {
+	dsn, nodes := splitNodes(dsn)
+	cfg, err := UTCConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Params["charset"] = "utf8mb4"
 	// Interpolate arguments client-side: one round trip per statement. gorm's
 	// prepared-statement cache would prepare and close every statement run
 	// inside a transaction — three round trips for one (the bench counted them).

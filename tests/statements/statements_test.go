@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"orderflow/api/handler"
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/domain/statement"
 	"orderflow/internal/testenv"
@@ -128,42 +129,13 @@ func (a *shop) delivered(t *testing.T) string {
 	return no
 }
 
-// runView is GET /api/v1/admin/statements/runs/{run_id}.
-type runView struct {
-	RunID         int64            `json:"run_id"`
-	Provider      string           `json:"provider"`
-	Date          string           `json:"date"`
-	Status        string           `json:"status"`
-	ProviderLines int64            `json:"provider_lines"`
-	Matched       int64            `json:"matched"`
-	Breaks        map[string]int64 `json:"breaks"`
-	Totals        struct {
-		Payments     int64 `json:"payments"`
-		GrossCents   int64 `json:"gross_cents"`
-		Refunds      int64 `json:"refunds"`
-		RefundsCents int64 `json:"refunds_cents"`
-	} `json:"totals"`
-	Error string `json:"error"`
-}
-
-// breakView is one break of GET /api/v1/admin/statements/breaks.
-type breakView struct {
-	ID                  int64      `json:"id"`
-	Provider            string     `json:"provider"`
-	Date                string     `json:"date"`
-	Kind                string     `json:"kind"`
-	TradeNo             string     `json:"trade_no"`
-	OrderNo             string     `json:"order_no"`
-	RefundNo            string     `json:"refund_no"`
-	ProviderAmountCents *int64     `json:"provider_amount_cents"`
-	LedgerAmountCents   *int64     `json:"ledger_amount_cents"`
-	Status              string     `json:"status"`
-	Action              string     `json:"action"`
-	CreatedAt           time.Time  `json:"created_at"`
-	ResolvedAt          *time.Time `json:"resolved_at"`
-	ResolvedBy          string     `json:"resolved_by"`
-	Note                string     `json:"note"`
-}
+// runView and breakView are the admin API's own views of a run and a
+// break: the suite decodes what the handler encodes, and the contract
+// check (internal/testenv/contract) holds both to the OpenAPI document.
+type (
+	runView   = handler.StatementRunView
+	breakView = handler.StatementBreakView
+)
 
 // apiError is an error answer's body.
 type apiError struct {
@@ -365,8 +337,9 @@ func runStatementDay(t *testing.T, a *shop) {
 		byKind[b.Kind] = append(byKind[b.Kind], b)
 	}
 	want := []struct {
-		kind, orderNo, tradeNo, status string
-		provider, ledger               *int64
+		kind, orderNo, tradeNo string
+		status                 statement.BreakStatus
+		provider, ledger       *int64
 	}{
 		{statement.BreakUnknownRefund, refunded, p.tradeNo(refunded), "open", cents(dashboardCents), nil},
 		{statement.BreakMissingPayment, dropped, droppedTrade, "open", nil, cents(price)},

@@ -20,18 +20,10 @@ func (s *Service) Retry(ctx context.Context, groupNo string) error {
 	if g.Status != model.GroupFailed {
 		return ErrNotFailed
 	}
-	now := s.clock.Now()
-	row := settleRow(g.GroupNo, g.SettleGen+1, true, now, now)
-	var ok bool
-	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1, model.GroupFailed); err != nil || !ok {
-			return err
-		}
-		if err := trail.Record(ctx, tx, now, trail.GroupRetry, g.GroupNo, trail.Detail{"status": g.Status.String(), "gen": g.SettleGen + 1}); err != nil {
-			return err
-		}
-		return tx.InsertOutboxLater(ctx, row)
-	})
+	now, gen := s.clock.Now(), g.SettleGen+1
+	ok, err := s.store.MoveAndQueue(ctx, settleRow(g.GroupNo, gen, true, now, now),
+		trail.Recorded(ctx, now, trail.GroupRetry, g.GroupNo, trail.Detail{"status": g.Status.String(), "gen": gen},
+			func(tx *model.Store) (bool, error) { return tx.BumpSettleGen(ctx, g.ID, gen, model.GroupFailed) }))
 	if err != nil {
 		return fmt.Errorf("retry group %s: %w", groupNo, err)
 	}
@@ -48,14 +40,9 @@ func (s *Service) Retry(ctx context.Context, groupNo string) error {
 // deadline or now if that has passed; false means it had moved on. The row
 // is sent after the commit.
 func (s *Service) RequeueSettle(ctx context.Context, g *model.Group) (bool, error) {
-	now := s.clock.Now()
-	row := settleRow(g.GroupNo, g.SettleGen+1, false, g.Deadline, now)
-	var ok bool
-	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		if ok, err = tx.BumpSettleGen(ctx, g.ID, g.SettleGen+1, model.GroupOpen, model.GroupClosed); err != nil || !ok {
-			return err
-		}
-		return tx.InsertOutboxLater(ctx, row)
+	gen := g.SettleGen + 1
+	ok, err := s.store.MoveAndQueue(ctx, settleRow(g.GroupNo, gen, false, g.Deadline, s.clock.Now()), func(tx *model.Store) (bool, error) {
+		return tx.BumpSettleGen(ctx, g.ID, gen, model.GroupOpen, model.GroupClosed)
 	})
 	if err != nil {
 		return false, fmt.Errorf("requeue group %s: %w", g.GroupNo, err)

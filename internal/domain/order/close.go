@@ -141,12 +141,8 @@ func (s *Service) Cancel(ctx context.Context, orderNo string, who Viewer) error 
 // cancelledBefore answers a cancel of an order that is not pending: nil if
 // the order is closed and a cancel closed it, else ErrNotPending.
 func (s *Service) cancelledBefore(ctx context.Context, orderNo string) error {
-	o, err := s.load(ctx, orderNo)
-	if err != nil {
+	if _, err := s.loadIn(ctx, orderNo, model.OrderClosed, ErrNotPending); err != nil {
 		return err
-	}
-	if o.Status != model.OrderClosed {
-		return ErrNotPending
 	}
 	events, err := s.store.EventsFor(ctx, "order", orderNo)
 	if err != nil {
@@ -201,13 +197,9 @@ func (s *Service) restoreCounter(ctx context.Context, o *model.Order, flowType m
 // due at the order's expiry, or at once if that has passed; false means
 // the order had moved on. The row is sent after the commit.
 func (s *Service) RequeueClose(ctx context.Context, o *model.Order) (bool, error) {
-	row := closeRow(o.OrderNo, o.CloseGen+1, o.ExpireAt, s.clock.Now())
-	var ok bool
-	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		if ok, err = tx.BumpCloseGen(ctx, o.ID, o.CloseGen+1); err != nil || !ok {
-			return err
-		}
-		return tx.InsertOutboxLater(ctx, row)
+	gen := o.CloseGen + 1
+	ok, err := s.store.MoveAndQueue(ctx, closeRow(o.OrderNo, gen, o.ExpireAt, s.clock.Now()), func(tx *model.Store) (bool, error) {
+		return tx.BumpCloseGen(ctx, o.ID, gen)
 	})
 	if err != nil {
 		return false, fmt.Errorf("requeue close of %s: %w", o.OrderNo, err)

@@ -67,11 +67,8 @@ func (s *Service) QueryPayments(ctx context.Context, o *model.Order) (int, error
 // payments are asked about. An order that moved on needs nothing.
 func (s *Service) RecoverPayment(ctx context.Context, orderNo string) error {
 	o, err := s.load(ctx, orderNo)
-	if err != nil {
+	if err != nil || o.Status != model.OrderPending {
 		return err
-	}
-	if o.Status != model.OrderPending {
-		return nil
 	}
 	_, err = s.QueryPayments(ctx, o)
 	return err

@@ -47,20 +47,14 @@ func (s *Service) RequeueActivation(ctx context.Context, o *model.Order) (bool, 
 func (s *Service) requeue(ctx context.Context, o *model.Order, release string) (bool, error) {
 	now := s.clock.Now()
 	gen := o.ActivateGen + 1
-	var ok bool
-	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
+	ok, err := s.store.MoveAndQueue(ctx, activateRow(o.OrderNo, gen, now), func(tx *model.Store) (bool, error) {
 		if release != "" {
-			ok, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+			return tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
 				From: model.OrderClaimed, To: model.OrderPaid, Reason: release, At: now,
 				Token: deref(o.ClaimToken), NextGen: gen, Set: map[string]any{"claim_token": nil},
 			})
-		} else {
-			ok, err = tx.RequeueOrder(ctx, o.ID, gen, now)
 		}
-		if err != nil || !ok {
-			return err
-		}
-		return tx.InsertOutboxLater(ctx, activateRow(o.OrderNo, gen, now))
+		return tx.RequeueOrder(ctx, o.ID, gen, now)
 	})
 	if err != nil {
 		return false, fmt.Errorf("requeue order %s: %w", o.OrderNo, err)
@@ -72,32 +66,20 @@ func (s *Service) requeue(ctx context.Context, o *model.Order, release string) (
 // attempt budget and a new generation, so it never collides with the
 // archived task of the run that gave up.
 func (s *Service) Retry(ctx context.Context, orderNo string) error {
-	o, err := s.load(ctx, orderNo)
+	o, err := s.loadIn(ctx, orderNo, model.OrderFailed, ErrNotRetryable)
 	if err != nil {
 		return err
 	}
-	if o.Status != model.OrderFailed {
-		return ErrNotRetryable
-	}
 	now := s.clock.Now()
 	gen := o.ActivateGen + 1
-	row := activateRow(o.OrderNo, gen, now)
-	var moved bool
-	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		moved, err = tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
-			From: model.OrderFailed, To: model.OrderPaid, Reason: "operator retry", At: now, NextGen: gen,
-			Set: map[string]any{"attempts": 0, "claim_token": nil},
-		})
-		if err != nil || !moved {
-			return err
-		}
-		if err := trail.Record(ctx, tx, now, trail.OrderRetry, o.OrderNo, trail.Detail{
-			"from": model.OrderFailed.String(), "to": model.OrderPaid.String(),
-		}); err != nil {
-			return err
-		}
-		return tx.InsertOutboxLater(ctx, row)
-	})
+	moved, err := s.store.MoveAndQueue(ctx, activateRow(o.OrderNo, gen, now),
+		trail.Recorded(ctx, now, trail.OrderRetry, o.OrderNo, trail.Detail{"from": model.OrderFailed.String(), "to": model.OrderPaid.String()},
+			func(tx *model.Store) (bool, error) {
+				return tx.MoveOrder(ctx, o.ID, o.OrderNo, model.OrderMove{
+					From: model.OrderFailed, To: model.OrderPaid, Reason: "operator retry", At: now, NextGen: gen,
+					Set: map[string]any{"attempts": 0, "claim_token": nil},
+				})
+			}))
 	if err != nil {
 		return fmt.Errorf("retry order %s: %w", orderNo, err)
 	}

@@ -163,6 +163,16 @@ func (s *Service) load(ctx context.Context, orderNo string) (*model.Order, error
 	return model.Found(o, err, ErrNotFound, "load order %s", orderNo)
 }
 
+// loadIn loads an order for a use case that acts on it only in status;
+// in any other it answers refused.
+func (s *Service) loadIn(ctx context.Context, orderNo string, status model.OrderStatus, refused error) (*model.Order, error) {
+	o, err := s.load(ctx, orderNo)
+	if err == nil && o.Status != status {
+		return nil, refused
+	}
+	return o, err
+}
+
 func (s *Service) view(ctx context.Context, o *model.Order) (*View, error) {
 	v := baseView(o)
 	refunds, err := s.store.RefundsForOrder(ctx, o.ID)

@@ -50,12 +50,9 @@ func (s *Service) CallbackFrom(ctx context.Context, provider, refundNo, status s
 // provider declared it failed does it get a new refund_no generation: any
 // other manual refund may still be known to the provider under its number.
 func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
-	r, err := s.load(ctx, refundNo)
+	r, err := s.loadManual(ctx, refundNo)
 	if err != nil {
 		return "", err
-	}
-	if r.Status != model.RefundManual {
-		return "", ErrNotManual
 	}
 	if r.Provider == pay.NameManual {
 		// A retry would only come straight back to manual: nothing can send it.
@@ -68,28 +65,20 @@ func (s *Service) Retry(ctx context.Context, refundNo string) (string, error) {
 		no = numberGen(r.BaseNo, noGen)
 	}
 	gen := r.TaskGen + 1
-	row := executeRow(no, gen, now)
 	why := "operator retry"
 	if no != r.RefundNo { // the history, kept under the base number, shows the new one
 		why += " as " + no
 	}
-	var moved bool
-	err = s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		moved, err = tx.MoveRefund(ctx, r, model.RefundMove{
-			From: model.RefundManual, To: model.RefundProcessing, Reason: why, At: now, NextTaskGen: gen,
-			Set: map[string]any{"attempts": 0, "provider_status": "", "last_error": "", "refund_no": no, "no_gen": noGen},
-		})
-		if err != nil || !moved {
-			return err
-		}
-		if err := trail.Record(ctx, tx, now, trail.RefundRetry, r.RefundNo, trail.Detail{
+	moved, err := s.store.MoveAndQueue(ctx, executeRow(no, gen, now),
+		trail.Recorded(ctx, now, trail.RefundRetry, r.RefundNo, trail.Detail{
 			"from": model.RefundManual.String(), "to": model.RefundProcessing.String(),
 			"order_no": r.OrderNo, "amount_cents": r.AmountCents, "refund_no": no,
-		}); err != nil {
-			return err
-		}
-		return tx.InsertOutboxLater(ctx, row)
-	})
+		}, func(tx *model.Store) (bool, error) {
+			return tx.MoveRefund(ctx, r, model.RefundMove{
+				From: model.RefundManual, To: model.RefundProcessing, Reason: why, At: now, NextTaskGen: gen,
+				Set: map[string]any{"attempts": 0, "provider_status": "", "last_error": "", "refund_no": no, "no_gen": noGen},
+			})
+		}))
 	if err != nil {
 		return "", fmt.Errorf("retry refund %s: %w", refundNo, err)
 	}
@@ -107,12 +96,9 @@ const maxNote = 64 - len("operator resolved: ")
 // Resolve records that an operator returned the money by hand; a note,
 // when given, goes into the history with the move.
 func (s *Service) Resolve(ctx context.Context, refundNo, note string) error {
-	r, err := s.load(ctx, refundNo)
+	r, err := s.loadManual(ctx, refundNo)
 	if err != nil {
 		return err
-	}
-	if r.Status != model.RefundManual {
-		return ErrNotManual
 	}
 	why, detail := "operator resolved", trail.Detail{}
 	if note = strings.TrimSpace(note); note != "" {
@@ -138,14 +124,9 @@ func (s *Service) List(ctx context.Context, status model.RefundStatus, limit int
 // lost it, or asynq spent its budget) a new task generation through the
 // outbox; false means it had moved on. The row is sent after the commit.
 func (s *Service) RequeueExecute(ctx context.Context, r *model.Refund) (bool, error) {
-	now := s.clock.Now()
-	row := executeRow(r.RefundNo, r.TaskGen+1, now)
-	var ok bool
-	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		if ok, err = tx.RequeueRefund(ctx, r.ID, r.TaskGen+1, now); err != nil || !ok {
-			return err
-		}
-		return tx.InsertOutboxLater(ctx, row)
+	now, gen := s.clock.Now(), r.TaskGen+1
+	ok, err := s.store.MoveAndQueue(ctx, executeRow(r.RefundNo, gen, now), func(tx *model.Store) (bool, error) {
+		return tx.RequeueRefund(ctx, r.ID, gen, now)
 	})
 	if err != nil {
 		return false, fmt.Errorf("requeue refund %s of order %s: %w", r.RefundNo, r.OrderNo, err)

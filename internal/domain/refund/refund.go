@@ -180,3 +180,13 @@ func (s *Service) load(ctx context.Context, refundNo string) (*model.Refund, err
 	r, err := s.store.RefundByNo(ctx, refundNo)
 	return model.Found(r, err, ErrNotFound, "load refund %s", refundNo)
 }
+
+// loadManual loads a refund for an operator's action, which only a refund
+// in manual takes: any other answers ErrNotManual.
+func (s *Service) loadManual(ctx context.Context, refundNo string) (*model.Refund, error) {
+	r, err := s.load(ctx, refundNo)
+	if err == nil && r.Status != model.RefundManual {
+		return nil, ErrNotManual
+	}
+	return r, err
+}

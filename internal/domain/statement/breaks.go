@@ -70,47 +70,52 @@ const missingPage = 500
 // missing lists what the ledger holds for the day that no statement
 // listed: payments by the provider's time, refunds by when they succeeded.
 func (m *matcher) missing(ctx context.Context, from, to time.Time) error {
-	for after := int64(0); ; {
-		ps, err := m.s.store.UnstatedPayments(ctx, m.run.Provider, from, to, after, missingPage)
+	payments := func(after int64) ([]model.Payment, error) {
+		return m.s.store.UnstatedPayments(ctx, m.run.Provider, from, to, after, missingPage)
+	}
+	err := eachPaged("unstated payments", payments, func(p *model.Payment) int64 { return p.ID }, func(p *model.Payment) error {
+		o, err := m.s.store.OrderByID(ctx, p.OrderID)
 		if err != nil {
-			return fmt.Errorf("unstated payments: %w", err)
+			return fmt.Errorf("order of unstated payment %s: %w", p.TradeNo, err)
 		}
-		for _, p := range ps {
-			after = p.ID
-			o, err := m.s.store.OrderByID(ctx, p.OrderID)
-			if err != nil {
-				return fmt.Errorf("order of unstated payment %s: %w", p.TradeNo, err)
-			}
-			amount := p.AmountCents
-			if err := m.list(ctx, &model.StatementBreak{Provider: m.run.Provider, Day: m.run.Day, Kind: BreakMissingPayment, Ref: p.TradeNo,
-				TradeNo: p.TradeNo, OrderNo: o.OrderNo, LedgerAmountCents: &amount, RunID: m.run.ID,
-				Action: "none: a later statement that lists it resolves it; else ask the provider about the trade"}); err != nil {
+		amount := p.AmountCents
+		return m.list(ctx, &model.StatementBreak{Provider: m.run.Provider, Day: m.run.Day, Kind: BreakMissingPayment, Ref: p.TradeNo,
+			TradeNo: p.TradeNo, OrderNo: o.OrderNo, LedgerAmountCents: &amount, RunID: m.run.ID,
+			Action: "none: a later statement that lists it resolves it; else ask the provider about the trade"})
+	})
+	if err != nil {
+		return err
+	}
+	refunds := func(after int64) ([]model.Refund, error) {
+		return m.s.store.UnstatedRefunds(ctx, m.run.Provider, from, to, after, missingPage)
+	}
+	return eachPaged("unstated refunds", refunds, func(r *model.Refund) int64 { return r.ID }, func(r *model.Refund) error {
+		amount := r.AmountCents
+		return m.list(ctx, &model.StatementBreak{Provider: m.run.Provider, Day: m.run.Day, Kind: BreakMissingRefund, Ref: r.BaseNo,
+			TradeNo: r.TradeNo, OrderNo: r.OrderNo, RefundNo: r.RefundNo, LedgerAmountCents: &amount, RunID: m.run.ID,
+			Action: "none: a later statement that lists it resolves it; else ask the provider about the refund"})
+	})
+}
+
+// eachPaged walks the rows read reads (what, in its error), missingPage
+// at a time after the last row's id, and hands each to each; a short page
+// is the last.
+func eachPaged[T any](what string, read func(after int64) ([]T, error), id func(*T) int64, each func(*T) error) error {
+	for after := int64(0); ; {
+		rows, err := read(after)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		for i := range rows {
+			after = id(&rows[i])
+			if err := each(&rows[i]); err != nil {
 				return err
 			}
 		}
-		if len(ps) < missingPage {
-			break
+		if len(rows) < missingPage {
+			return nil
 		}
 	}
-	for after := int64(0); ; {
-		rs, err := m.s.store.UnstatedRefunds(ctx, m.run.Provider, from, to, after, missingPage)
-		if err != nil {
-			return fmt.Errorf("unstated refunds: %w", err)
-		}
-		for _, r := range rs {
-			after = r.ID
-			amount := r.AmountCents
-			if err := m.list(ctx, &model.StatementBreak{Provider: m.run.Provider, Day: m.run.Day, Kind: BreakMissingRefund, Ref: r.BaseNo,
-				TradeNo: r.TradeNo, OrderNo: r.OrderNo, RefundNo: r.RefundNo, LedgerAmountCents: &amount, RunID: m.run.ID,
-				Action: "none: a later statement that lists it resolves it; else ask the provider about the refund"}); err != nil {
-				return err
-			}
-		}
-		if len(rs) < missingPage {
-			break
-		}
-	}
-	return nil
 }
 
 // settle resolves the provider's open breaks the ledger now holds: an
@@ -118,26 +123,18 @@ func (m *matcher) missing(ctx context.Context, from, to time.Time) error {
 // statement listed.
 func (m *matcher) settle(ctx context.Context) error {
 	for _, kind := range []string{BreakUnknownPayment, BreakMissingPayment, BreakMissingRefund} {
-		for after := int64(0); ; {
-			bs, err := m.s.store.OpenBreaksOf(ctx, m.run.Provider, kind, after, missingPage)
-			if err != nil {
-				return fmt.Errorf("open %s breaks: %w", kind, err)
+		open := func(after int64) ([]model.StatementBreak, error) {
+			return m.s.store.OpenBreaksOf(ctx, m.run.Provider, kind, after, missingPage)
+		}
+		err := eachPaged("open "+kind+" breaks", open, func(b *model.StatementBreak) int64 { return b.ID }, func(b *model.StatementBreak) error {
+			action, err := m.heldNow(ctx, b)
+			if err != nil || action == "" {
+				return err
 			}
-			for i := range bs {
-				after = bs[i].ID
-				action, err := m.heldNow(ctx, &bs[i])
-				if err != nil {
-					return err
-				}
-				if action != "" {
-					if err := m.resolve(ctx, &bs[i], action); err != nil {
-						return err
-					}
-				}
-			}
-			if len(bs) < missingPage {
-				break
-			}
+			return m.resolve(ctx, b, action)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -83,10 +83,7 @@ func (m *matcher) payments(ctx context.Context, lines []pay.StatementLine) error
 	if err != nil {
 		return fmt.Errorf("payments of page: %w", err)
 	}
-	byTrade := make(map[string]*model.Payment, len(known))
-	for i := range known {
-		byTrade[known[i].TradeNo] = &known[i]
-	}
+	byTrade := byKey(known, func(p *model.Payment) string { return p.TradeNo })
 	var stated []int64
 	for _, l := range lines {
 		p, ok := byTrade[l.TradeNo]
@@ -152,13 +149,10 @@ func (m *matcher) disputes(ctx context.Context, lines []pay.StatementLine) error
 	if err != nil {
 		return fmt.Errorf("disputes of page: %w", err)
 	}
-	byID := make(map[string]int64, len(known))
-	for _, d := range known {
-		byID[d.DisputeID] = d.ID
-	}
+	byID := byKey(known, func(d *model.Dispute) string { return d.DisputeID })
 	var stated []int64
 	for _, l := range lines {
-		id, ok := byID[l.Ref]
+		d, ok := byID[l.Ref]
 		if !ok {
 			if err := m.list(ctx, m.newBreak(BreakUnknownRefund, l.Ref, l, nil,
 				"not recorded: a chargeback orderflow was never told of; see the dispute in the provider's dashboard")); err != nil {
@@ -166,7 +160,7 @@ func (m *matcher) disputes(ctx context.Context, lines []pay.StatementLine) error
 			}
 			continue
 		}
-		stated = append(stated, id)
+		stated = append(stated, d.ID)
 		m.t.Matched++
 	}
 	return m.s.store.MarkStated(ctx, model.StatedDisputes, stated, m.run.Day)
@@ -186,6 +180,15 @@ func (m *matcher) newBreak(kind, ref string, l pay.StatementLine, ledger *int64,
 		Provider: m.run.Provider, Day: m.run.Day, Kind: kind, Ref: ref, TradeNo: l.TradeNo, OrderNo: l.OrderNo,
 		RefundNo: l.RefundNo, ProviderAmountCents: &amount, LedgerAmountCents: ledger, Action: action, RunID: m.run.ID,
 	}
+}
+
+// byKey indexes rows by key; a key held by two rows keeps the last.
+func byKey[T any](rows []T, key func(*T) string) map[string]*T {
+	out := make(map[string]*T, len(rows))
+	for i := range rows {
+		out[key(&rows[i])] = &rows[i]
+	}
+	return out
 }
 
 // keys lists the distinct non-empty keys of lines.

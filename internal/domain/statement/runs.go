@@ -72,13 +72,9 @@ func TaskID(runID int64, gen int) string {
 // Requeue queues the next generation of an unfinished run's task whose
 // current one is lost (the sweep's call); false when the run finished.
 func (s *Service) Requeue(ctx context.Context, r *model.StatementRun) (bool, error) {
-	gen, now := r.TaskGen+1, s.clock.Now()
-	var ok bool
-	err := s.store.InTx(ctx, func(tx *model.Store) (err error) {
-		if ok, err = tx.BumpStatementRunGen(ctx, r.ID, gen); err != nil || !ok {
-			return err
-		}
-		return tx.InsertOutboxLater(ctx, runTask(r.ID, gen, now))
+	gen := r.TaskGen + 1
+	ok, err := s.store.MoveAndQueue(ctx, runTask(r.ID, gen, s.clock.Now()), func(tx *model.Store) (bool, error) {
+		return tx.BumpStatementRunGen(ctx, r.ID, gen)
 	})
 	if err != nil {
 		return false, fmt.Errorf("requeue statement run %d: %w", r.ID, err)
@@ -187,11 +183,8 @@ type RunView struct {
 // Get is one run with the breaks it listed.
 func (s *Service) Get(ctx context.Context, runID int64) (*RunView, error) {
 	r, err := s.store.StatementRunByID(ctx, runID)
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, ErrRunNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("statement run %d: %w", runID, err)
+	if r, err = model.Found(r, err, ErrRunNotFound, "statement run %d", runID); err != nil {
+		return nil, err
 	}
 	counts, err := s.store.RunBreakCounts(ctx, runID)
 	if err != nil {

@@ -73,14 +73,11 @@ func (m *matcher) theirRefunds(ctx context.Context, lines []pay.StatementLine) e
 	if err != nil {
 		return fmt.Errorf("provider refunds of page: %w", err)
 	}
-	byRef := make(map[string]int64, len(known))
-	for _, r := range known {
-		byRef[*r.ProviderRef] = r.ID
-	}
+	byRef := byKey(known, func(r *model.Refund) string { return *r.ProviderRef })
 	var stated []int64
 	for _, l := range lines {
-		if id, ok := byRef[l.Ref]; ok {
-			stated = append(stated, id)
+		if r, ok := byRef[l.Ref]; ok {
+			stated = append(stated, r.ID)
 			continue
 		}
 		if err := m.recordTheirRefund(ctx, l); err != nil {

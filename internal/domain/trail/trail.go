@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"orderflow/internal/domain/apperr"
@@ -61,6 +62,19 @@ func Record(ctx context.Context, tx *model.Store, at time.Time, action, object s
 	return tx.InsertAuditLater(ctx, model.AuditEntry{At: at, Actor: op.Name, Action: action, Object: object, Detail: body})
 }
 
+// Recorded is move, a conditional move, followed in its transaction by
+// the entry of action on object (Record) once it has moved: a move that
+// changed nothing records nothing.
+func Recorded(ctx context.Context, at time.Time, action, object string, detail Detail, move func(tx *model.Store) (bool, error)) func(tx *model.Store) (bool, error) {
+	return func(tx *model.Store) (bool, error) {
+		moved, err := move(tx)
+		if err != nil || !moved {
+			return false, err
+		}
+		return true, Record(ctx, tx, at, action, object, detail)
+	}
+}
+
 // ErrBadObject refuses a trail query without an object, or with one
 // longer than any order, refund or group number.
 var ErrBadObject = apperr.New(apperr.Invalid, "invalid_object", "object must be an order, refund or group number of 1..64 characters")
@@ -70,14 +84,7 @@ type Trail struct{ Store *model.Store }
 
 // For is object's trail, oldest first (at most model.AuditPage entries).
 func (t *Trail) For(ctx context.Context, object string) ([]model.AuditEntry, error) {
-	if object == "" || len(object) > 64 {
-		return nil, ErrBadObject
-	}
-	out, err := t.Store.AuditFor(ctx, object)
-	if err != nil {
-		return nil, fmt.Errorf("audit trail of %s: %w", object, err)
-	}
-	return out, nil
+	return t.ForAll(ctx, object)
 }
 
 // ForAll is the trail of several objects together (an order and its
@@ -90,7 +97,7 @@ func (t *Trail) ForAll(ctx context.Context, objects ...string) ([]model.AuditEnt
 	}
 	out, err := t.Store.AuditForAll(ctx, objects)
 	if err != nil {
-		return nil, fmt.Errorf("audit trail of %v: %w", objects, err)
+		return nil, fmt.Errorf("audit trail of %s: %w", strings.Join(objects, ", "), err)
 	}
 	return out, nil
 }
