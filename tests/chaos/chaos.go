@@ -273,21 +273,19 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 
 // collect reads the run's outcome counts from the ledger.
 func collect(ctx context.Context, db *sql.DB, rep *Report) error {
-	rows, err := db.QueryContext(ctx, `SELECT kind, status, COUNT(*) FROM orders GROUP BY kind, status ORDER BY kind, status`)
+	err := query(ctx, db, func(rows *sql.Rows) error {
+		var o OutcomeRow
+		var st model.OrderStatus
+		if err := rows.Scan(&o.Kind, &st, &o.N); err != nil {
+			return err
+		}
+		o.Status = st.String()
+		rep.Outcomes = append(rep.Outcomes, o)
+		return nil
+	}, `SELECT kind, status, COUNT(*) FROM orders GROUP BY kind, status ORDER BY kind, status`)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var o OutcomeRow
-		var st int
-		if err := rows.Scan(&o.Kind, &st, &o.N); err != nil {
-			rows.Close()
-			return err
-		}
-		o.Status = model.OrderStatus(st).String()
-		rep.Outcomes = append(rep.Outcomes, o)
-	}
-	rows.Close()
 	if rep.Payments, err = tally(ctx, db, `SELECT disposition, COUNT(*) FROM payments GROUP BY disposition`); err != nil {
 		return err
 	}

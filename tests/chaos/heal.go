@@ -85,33 +85,30 @@ func readHeal(ctx context.Context, db *sql.DB, rdb *redis.Client) healState {
 		}
 	}
 	waiting := map[string]bool{}
-	rows, err := db.QueryContext(ctx, `SELECT task_id FROM outbox`)
-	if err != nil {
-		return healState{unreadable: err}
-	}
-	for rows.Next() {
+	err = query(ctx, db, func(rows *sql.Rows) error {
 		var id string
 		if err := rows.Scan(&id); err == nil {
 			waiting[id] = true
 		}
-	}
-	rows.Close()
-	rows, err = db.QueryContext(ctx, expectedTasks)
+		return nil
+	}, `SELECT task_id FROM outbox`)
 	if err != nil {
 		return healState{unreadable: err}
 	}
 	type want struct{ typ, id string }
 	var wants []want
-	for rows.Next() {
+	err = query(ctx, db, func(rows *sql.Rows) error {
 		var typ, no string
 		var gen int
 		if err := rows.Scan(&typ, &no, &gen); err != nil {
-			rows.Close()
-			return healState{unreadable: err}
+			return err
 		}
 		wants = append(wants, want{typ, tasks.ID(typ, no, gen)})
+		return nil
+	}, expectedTasks)
+	if err != nil {
+		return healState{unreadable: err}
 	}
-	rows.Close()
 	pipe := rdb.Pipeline()
 	states := make([]*redis.StringCmd, len(wants))
 	for i, w := range wants {

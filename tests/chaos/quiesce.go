@@ -80,45 +80,36 @@ func quiesce(ctx context.Context, db *sql.DB, w *workload, out *progress, within
 // order, a payment, a cancel, a group or a join the client was told about.
 func lostWrites(ctx context.Context, db *sql.DB, h *history) ([]string, error) {
 	orders := map[string]bool{} // order_no → closed at some point
-	rows, err := db.QueryContext(ctx, `SELECT order_no, closed_at IS NOT NULL FROM orders`)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
+	err := query(ctx, db, func(rows *sql.Rows) error {
 		var no string
 		var closed bool
 		if err := rows.Scan(&no, &closed); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		orders[no] = closed
-	}
-	rows.Close()
-	trades := map[string]string{}
-	rows, err = db.QueryContext(ctx, `SELECT p.trade_no, o.order_no FROM payments p JOIN orders o ON o.id = p.order_id`)
+		return nil
+	}, `SELECT order_no, closed_at IS NOT NULL FROM orders`)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
+	trades := map[string]string{}
+	err = query(ctx, db, func(rows *sql.Rows) error {
 		var t, no string
 		if err := rows.Scan(&t, &no); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		trades[t] = no
-	}
-	rows.Close()
-	members := map[string]map[int64]bool{}
-	rows, err = db.QueryContext(ctx, "SELECT g.group_no, p.user_id FROM `groups` g LEFT JOIN group_participants p ON p.group_id = g.id")
+		return nil
+	}, `SELECT p.trade_no, o.order_no FROM payments p JOIN orders o ON o.id = p.order_id`)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
+	members := map[string]map[int64]bool{}
+	err = query(ctx, db, func(rows *sql.Rows) error {
 		var no string
 		var uid sql.NullInt64
 		if err := rows.Scan(&no, &uid); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		if members[no] == nil {
 			members[no] = map[int64]bool{}
@@ -126,8 +117,11 @@ func lostWrites(ctx context.Context, db *sql.DB, h *history) ([]string, error) {
 		if uid.Valid {
 			members[no][uid.Int64] = true
 		}
+		return nil
+	}, "SELECT g.group_no, p.user_id FROM `groups` g LEFT JOIN group_participants p ON p.group_id = g.id")
+	if err != nil {
+		return nil, err
 	}
-	rows.Close()
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -166,6 +160,22 @@ func lostWrites(ctx context.Context, db *sql.DB, h *history) ([]string, error) {
 type OutcomeRow struct {
 	Kind, Status string
 	N            int64
+}
+
+// query runs a query and scans each row: the package's one loop over rows
+// (a read of one row is QueryRowContext).
+func query(ctx context.Context, db *sql.DB, scan func(*sql.Rows) error, q string, args ...any) error {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 func tally(ctx context.Context, db *sql.DB, q string) (map[string]int64, error) {
