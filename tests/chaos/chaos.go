@@ -286,12 +286,12 @@ func collect(ctx context.Context, db *sql.DB, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	if rep.Payments, err = tally(ctx, db, `SELECT disposition, COUNT(*) FROM payments GROUP BY disposition`); err != nil {
+	if rep.Payments, err = keyed[int64](ctx, db, `SELECT disposition, COUNT(*) FROM payments GROUP BY disposition`); err != nil {
 		return err
 	}
-	if rep.Refunds, err = tally(ctx, db, `SELECT status, COUNT(*) FROM refunds GROUP BY status`); err != nil {
+	if rep.Refunds, err = keyed[int64](ctx, db, `SELECT status, COUNT(*) FROM refunds GROUP BY status`); err != nil {
 		return err
 	}
-	rep.Groups, err = tally(ctx, db, "SELECT status, COUNT(*) FROM `groups` GROUP BY status")
+	rep.Groups, err = keyed[int64](ctx, db, "SELECT status, COUNT(*) FROM `groups` GROUP BY status")
 	return err
 }

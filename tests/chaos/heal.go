@@ -127,7 +127,7 @@ func readHeal(ctx context.Context, db *sql.DB, rdb *redis.Client) healState {
 			}
 		}
 	}
-	counts, err := tally(ctx, db, "SELECT p.id, CASE WHEN p.kind = 'card' THEN "+
+	counts, err := keyed[int64](ctx, db, "SELECT p.id, CASE WHEN p.kind = 'card' THEN "+
 		"(SELECT COUNT(*) FROM card_keys k WHERE k.product_id = p.id AND k.status IN ('UNSOLD', 'RECYCLED')) ELSE p.stock END "+
 		"FROM products p WHERE p.kind = 'card' OR p.stock IS NOT NULL")
 	if err != nil {

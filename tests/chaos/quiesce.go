@@ -79,28 +79,13 @@ func quiesce(ctx context.Context, db *sql.DB, w *workload, out *progress, within
 // lostWrites lists acknowledged writes the ledger does not have: a created
 // order, a payment, a cancel, a group or a join the client was told about.
 func lostWrites(ctx context.Context, db *sql.DB, h *history) ([]string, error) {
-	orders := map[string]bool{} // order_no → closed at some point
-	err := query(ctx, db, func(rows *sql.Rows) error {
-		var no string
-		var closed bool
-		if err := rows.Scan(&no, &closed); err != nil {
-			return err
-		}
-		orders[no] = closed
-		return nil
-	}, `SELECT order_no, closed_at IS NOT NULL FROM orders`)
+	// order_no → closed at some point
+	orders, err := keyed[bool](ctx, db, `SELECT order_no, closed_at IS NOT NULL FROM orders`)
 	if err != nil {
 		return nil, err
 	}
-	trades := map[string]string{}
-	err = query(ctx, db, func(rows *sql.Rows) error {
-		var t, no string
-		if err := rows.Scan(&t, &no); err != nil {
-			return err
-		}
-		trades[t] = no
-		return nil
-	}, `SELECT p.trade_no, o.order_no FROM payments p JOIN orders o ON o.id = p.order_id`)
+	// trade_no → order_no
+	trades, err := keyed[string](ctx, db, `SELECT p.trade_no, o.order_no FROM payments p JOIN orders o ON o.id = p.order_id`)
 	if err != nil {
 		return nil, err
 	}
@@ -178,15 +163,17 @@ func query(ctx context.Context, db *sql.DB, scan func(*sql.Rows) error, q string
 	return rows.Err()
 }
 
-func tally(ctx context.Context, db *sql.DB, q string) (map[string]int64, error) {
-	out := map[string]int64{}
+// keyed reads a two-column query into a map from the first column to the
+// second: a count by status, an order's number to whether it closed.
+func keyed[V any](ctx context.Context, db *sql.DB, q string) (map[string]V, error) {
+	out := map[string]V{}
 	err := query(ctx, db, func(rows *sql.Rows) error {
 		var k string
-		var n int64
-		if err := rows.Scan(&k, &n); err != nil {
+		var v V
+		if err := rows.Scan(&k, &v); err != nil {
 			return err
 		}
-		out[k] = n
+		out[k] = v
 		return nil
 	}, q)
 	return out, err
