@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"orderflow/internal/infra/stock"
+	"orderflow/model"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -37,13 +38,13 @@ func auditLedger(ctx context.Context, e *benchEnv) (*LedgerResult, error) {
 		return nil, err
 	}
 	for rows.Next() {
-		var st int
+		var st model.OrderStatus
 		var n int64
 		if err := rows.Scan(&st, &n); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		res.Orders[statusName(st)] = n
+		res.Orders[st.String()] = n
 	}
 	rows.Close()
 	lo, hi := e.closeIDs[0], e.closeIDs[1]
@@ -111,12 +112,4 @@ func auditLedger(ctx context.Context, e *benchEnv) (*LedgerResult, error) {
 		}
 	}
 	return res, nil
-}
-
-func statusName(st int) string {
-	names := map[int]string{1: "pending", 2: "paid", 3: "closed", 4: "failed", 5: "finished", 6: "claimed", 7: "refunding", 8: "refunded"}
-	if n, ok := names[st]; ok {
-		return n
-	}
-	return strconv.Itoa(st)
 }

@@ -133,21 +133,16 @@ func (w *workload) redeliverAlipay(ctx context.Context) int {
 // every order the fake made paid whose Alipay trade the ledger lacks: money
 // taken and neither delivered nor refunded.
 func alipayFigures(ctx context.Context, db *sql.DB, a *alipayRig, w *workload) (*AlipayStats, []string, error) {
-	rows, err := db.QueryContext(ctx, `SELECT refund_no FROM refunds WHERE provider = ?`, ProviderAlipay)
-	if err != nil {
-		return nil, nil, err
-	}
 	var nos []string
-	for rows.Next() {
+	err := query(ctx, db, func(rows *sql.Rows) error {
 		var no string
 		if err := rows.Scan(&no); err != nil {
-			rows.Close()
-			return nil, nil, err
+			return err
 		}
 		nos = append(nos, no)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}, `SELECT refund_no FROM refunds WHERE provider = ?`, ProviderAlipay)
+	if err != nil {
 		return nil, nil, err
 	}
 	s := a.stats(nos)

@@ -273,27 +273,25 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 
 // collect reads the run's outcome counts from the ledger.
 func collect(ctx context.Context, db *sql.DB, rep *Report) error {
-	rows, err := db.QueryContext(ctx, `SELECT kind, status, COUNT(*) FROM orders GROUP BY kind, status ORDER BY kind, status`)
+	err := query(ctx, db, func(rows *sql.Rows) error {
+		var o OutcomeRow
+		var st model.OrderStatus
+		if err := rows.Scan(&o.Kind, &st, &o.N); err != nil {
+			return err
+		}
+		o.Status = st.String()
+		rep.Outcomes = append(rep.Outcomes, o)
+		return nil
+	}, `SELECT kind, status, COUNT(*) FROM orders GROUP BY kind, status ORDER BY kind, status`)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var o OutcomeRow
-		var st int
-		if err := rows.Scan(&o.Kind, &st, &o.N); err != nil {
-			rows.Close()
-			return err
-		}
-		o.Status = model.OrderStatus(st).String()
-		rep.Outcomes = append(rep.Outcomes, o)
-	}
-	rows.Close()
-	if rep.Payments, err = tally(ctx, db, `SELECT disposition, COUNT(*) FROM payments GROUP BY disposition`); err != nil {
+	if rep.Payments, err = keyed[int64](ctx, db, `SELECT disposition, COUNT(*) FROM payments GROUP BY disposition`); err != nil {
 		return err
 	}
-	if rep.Refunds, err = tally(ctx, db, `SELECT status, COUNT(*) FROM refunds GROUP BY status`); err != nil {
+	if rep.Refunds, err = keyed[int64](ctx, db, `SELECT status, COUNT(*) FROM refunds GROUP BY status`); err != nil {
 		return err
 	}
-	rep.Groups, err = tally(ctx, db, "SELECT status, COUNT(*) FROM `groups` GROUP BY status")
+	rep.Groups, err = keyed[int64](ctx, db, "SELECT status, COUNT(*) FROM `groups` GROUP BY status")
 	return err
 }

@@ -85,33 +85,30 @@ func readHeal(ctx context.Context, db *sql.DB, rdb *redis.Client) healState {
 		}
 	}
 	waiting := map[string]bool{}
-	rows, err := db.QueryContext(ctx, `SELECT task_id FROM outbox`)
-	if err != nil {
-		return healState{unreadable: err}
-	}
-	for rows.Next() {
+	err = query(ctx, db, func(rows *sql.Rows) error {
 		var id string
 		if err := rows.Scan(&id); err == nil {
 			waiting[id] = true
 		}
-	}
-	rows.Close()
-	rows, err = db.QueryContext(ctx, expectedTasks)
+		return nil
+	}, `SELECT task_id FROM outbox`)
 	if err != nil {
 		return healState{unreadable: err}
 	}
 	type want struct{ typ, id string }
 	var wants []want
-	for rows.Next() {
+	err = query(ctx, db, func(rows *sql.Rows) error {
 		var typ, no string
 		var gen int
 		if err := rows.Scan(&typ, &no, &gen); err != nil {
-			rows.Close()
-			return healState{unreadable: err}
+			return err
 		}
 		wants = append(wants, want{typ, tasks.ID(typ, no, gen)})
+		return nil
+	}, expectedTasks)
+	if err != nil {
+		return healState{unreadable: err}
 	}
-	rows.Close()
 	pipe := rdb.Pipeline()
 	states := make([]*redis.StringCmd, len(wants))
 	for i, w := range wants {
@@ -130,7 +127,7 @@ func readHeal(ctx context.Context, db *sql.DB, rdb *redis.Client) healState {
 			}
 		}
 	}
-	counts, err := tally(ctx, db, "SELECT p.id, CASE WHEN p.kind = 'card' THEN "+
+	counts, err := keyed[int64](ctx, db, "SELECT p.id, CASE WHEN p.kind = 'card' THEN "+
 		"(SELECT COUNT(*) FROM card_keys k WHERE k.product_id = p.id AND k.status IN ('UNSOLD', 'RECYCLED')) ELSE p.stock END "+
 		"FROM products p WHERE p.kind = 'card' OR p.stock IS NOT NULL")
 	if err != nil {

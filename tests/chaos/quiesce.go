@@ -79,46 +79,22 @@ func quiesce(ctx context.Context, db *sql.DB, w *workload, out *progress, within
 // lostWrites lists acknowledged writes the ledger does not have: a created
 // order, a payment, a cancel, a group or a join the client was told about.
 func lostWrites(ctx context.Context, db *sql.DB, h *history) ([]string, error) {
-	orders := map[string]bool{} // order_no → closed at some point
-	rows, err := db.QueryContext(ctx, `SELECT order_no, closed_at IS NOT NULL FROM orders`)
+	// order_no → closed at some point
+	orders, err := keyed[bool](ctx, db, `SELECT order_no, closed_at IS NOT NULL FROM orders`)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var no string
-		var closed bool
-		if err := rows.Scan(&no, &closed); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		orders[no] = closed
-	}
-	rows.Close()
-	trades := map[string]string{}
-	rows, err = db.QueryContext(ctx, `SELECT p.trade_no, o.order_no FROM payments p JOIN orders o ON o.id = p.order_id`)
+	// trade_no → order_no
+	trades, err := keyed[string](ctx, db, `SELECT p.trade_no, o.order_no FROM payments p JOIN orders o ON o.id = p.order_id`)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var t, no string
-		if err := rows.Scan(&t, &no); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		trades[t] = no
-	}
-	rows.Close()
 	members := map[string]map[int64]bool{}
-	rows, err = db.QueryContext(ctx, "SELECT g.group_no, p.user_id FROM `groups` g LEFT JOIN group_participants p ON p.group_id = g.id")
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
+	err = query(ctx, db, func(rows *sql.Rows) error {
 		var no string
 		var uid sql.NullInt64
 		if err := rows.Scan(&no, &uid); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		if members[no] == nil {
 			members[no] = map[int64]bool{}
@@ -126,8 +102,11 @@ func lostWrites(ctx context.Context, db *sql.DB, h *history) ([]string, error) {
 		if uid.Valid {
 			members[no][uid.Int64] = true
 		}
+		return nil
+	}, "SELECT g.group_no, p.user_id FROM `groups` g LEFT JOIN group_participants p ON p.group_id = g.id")
+	if err != nil {
+		return nil, err
 	}
-	rows.Close()
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -168,15 +147,33 @@ type OutcomeRow struct {
 	N            int64
 }
 
-func tally(ctx context.Context, db *sql.DB, q string) (map[string]int64, error) {
-	out := map[string]int64{}
-	err := query(ctx, db, func(rows *sql.Rows) error {
-		var k string
-		var n int64
-		if err := rows.Scan(&k, &n); err != nil {
+// query runs a query and scans each row: the package's one loop over rows
+// (a read of one row is QueryRowContext).
+func query(ctx context.Context, db *sql.DB, scan func(*sql.Rows) error, q string, args ...any) error {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
 			return err
 		}
-		out[k] = n
+	}
+	return rows.Err()
+}
+
+// keyed reads a two-column query into a map from the first column to the
+// second: a count by status, an order's number to whether it closed.
+func keyed[V any](ctx context.Context, db *sql.DB, q string) (map[string]V, error) {
+	out := map[string]V{}
+	err := query(ctx, db, func(rows *sql.Rows) error {
+		var k string
+		var v V
+		if err := rows.Scan(&k, &v); err != nil {
+			return err
+		}
+		out[k] = v
 		return nil
 	}, q)
 	return out, err

@@ -40,21 +40,6 @@ func (w *workload) dayFigures(ctx context.Context, db *sql.DB, d statementDay, s
 	return nil
 }
 
-// query runs a query and scans each row.
-func query(ctx context.Context, db *sql.DB, scan func(*sql.Rows) error, q string, args ...any) error {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
 // print writes the step's figures.
 func (s *StatementStats) print(w io.Writer) {
 	fmt.Fprintf(w, "\nstatements (each provider's clock on the day before for the whole run; differences planted, then the day run twice):\n")

@@ -116,20 +116,16 @@ func (tk *takeovers) note(list *[]string, s string) {
 // ledger, or under an activate or close task asynq lists it running.
 func heldBy(ctx context.Context, db *sql.DB, rdb redis.UniversalClient, pid int) ([]string, error) {
 	p := ":" + strconv.Itoa(pid) + ":"
-	rows, err := db.QueryContext(ctx, `SELECT order_no FROM orders WHERE status = 6 AND claimed_by LIKE ?`, "%"+p+"%")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	held := map[string]bool{}
-	for rows.Next() {
+	err := query(ctx, db, func(rows *sql.Rows) error {
 		var no string
 		if err := rows.Scan(&no); err != nil {
-			return nil, err
+			return err
 		}
 		held[no] = true
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, `SELECT order_no FROM orders WHERE status = 6 AND claimed_by LIKE ?`, "%"+p+"%")
+	if err != nil {
 		return nil, err
 	}
 	keys, err := rdb.ZRange(ctx, "asynq:workers", 0, -1).Result()
@@ -170,20 +166,16 @@ func notDone(ctx context.Context, db *sql.DB, nos []string) []string {
 		args[i] = no
 	}
 	q := `SELECT order_no FROM orders WHERE status IN (1, 2, 6) AND order_no IN (?` + strings.Repeat(",?", len(nos)-1) + `)`
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nos // the database may be the fault of the moment: ask again
-	}
-	defer rows.Close()
 	var left []string
-	for rows.Next() {
+	err := query(ctx, db, func(rows *sql.Rows) error {
 		var no string
 		if rows.Scan(&no) == nil {
 			left = append(left, no)
 		}
-	}
-	if rows.Err() != nil {
-		return nos
+		return nil
+	}, q, args...)
+	if err != nil {
+		return nos // the database may be the fault of the moment: ask again
 	}
 	return left
 }
