@@ -48,3 +48,12 @@ func TestReadouts(t *testing.T) {
 		t.Errorf("Sends r %d, q %d; want 2, 0", s.Of("r"), s.Of("q"))
 	}
 }
+
+// Statements list amounts in yuan with two decimals, refunds signed.
+func TestYuan(t *testing.T) {
+	for cents, want := range map[int64]string{0: "0.00", 1: "0.01", 1234: "12.34", -150: "-1.50", 100000: "1000.00"} {
+		if got := Yuan(cents); got != want {
+			t.Errorf("Yuan(%d) = %q, want %q", cents, got, want)
+		}
+	}
+}

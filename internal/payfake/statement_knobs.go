@@ -1,6 +1,9 @@
 package payfake
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+)
 
 // StatementKnobs spoil a fake's daily statement on purpose, by a line's
 // ref (what a ref names is each provider's: a trade number, a refund id,
@@ -59,4 +62,14 @@ func (k *StatementKnobs) StatementAmount(ref string, cents int64) int64 {
 		return s.cents
 	}
 	return cents
+}
+
+// Yuan writes cents as the yuan amount Alipay's and WeChat Pay's statements
+// list ("12.34", "-0.50" for a refund).
+func Yuan(cents int64) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
 }

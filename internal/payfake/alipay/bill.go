@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"orderflow/internal/payfake"
+
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/simplifiedchinese"
 	"golang.org/x/text/transform"
@@ -108,14 +110,14 @@ func writeDetail(w *csv.Writer, start time.Time, rows []billRow, exported time.T
 		}
 		at := r.at.In(beijing).Format(timeLayout)
 		_ = w.Write([]string{r.tradeNo + "\t", r.orderNo + "\t", typ, r.subject, at, at,
-			"", "", "", "", "2088000000000002", yuan(r.cents), yuan(r.cents), "0.00",
+			"", "", "", "", "2088000000000002", payfake.Yuan(r.cents), payfake.Yuan(r.cents), "0.00",
 			"0.00", "0.00", "0.00", "", "", "0.00",
-			"0.00", req, yuan(r.fee), "0.00", ""})
+			"0.00", req, payfake.Yuan(r.fee), "0.00", ""})
 	}
 	comment("#-----------------------------------------业务明细列表结束------------------------------------")
 	t := totalsOf(rows)
-	comment(fmt.Sprintf("#交易合计：%d笔，商家实收共%s元，商家优惠共0.00元", t.payments, yuan(t.paid)))
-	comment(fmt.Sprintf("#退款合计：%d笔，商家实收退款共%s元，商家优惠退款共0.00元", t.refunds, yuan(t.refunded)))
+	comment(fmt.Sprintf("#交易合计：%d笔，商家实收共%s元，商家优惠共0.00元", t.payments, payfake.Yuan(t.paid)))
+	comment(fmt.Sprintf("#退款合计：%d笔，商家实收退款共%s元，商家优惠退款共0.00元", t.refunds, payfake.Yuan(t.refunded)))
 	comment(exportedLine(exported))
 }
 
@@ -126,8 +128,8 @@ func writeSummary(w *csv.Writer, start time.Time, rows []billRow, exported time.
 	_ = w.Write(summaryHeader)
 	t := totalsOf(rows)
 	gross := t.paid + t.refunded
-	_ = w.Write([]string{"", "合计", fmt.Sprint(t.payments), fmt.Sprint(t.refunds), yuan(gross), yuan(gross),
-		"0.00", "0.00", "0.00", yuan(t.fee), "0.00", yuan(gross + t.fee)})
+	_ = w.Write([]string{"", "合计", fmt.Sprint(t.payments), fmt.Sprint(t.refunds), payfake.Yuan(gross), payfake.Yuan(gross),
+		"0.00", "0.00", "0.00", payfake.Yuan(t.fee), "0.00", payfake.Yuan(gross + t.fee)})
 	comment("#----------------------------------------业务汇总列表结束-------------------------------------")
 	comment(exportedLine(exported))
 }

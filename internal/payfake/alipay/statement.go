@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"orderflow/internal/payfake"
 	"sort"
 	"time"
+
+	"orderflow/internal/payfake"
 
 	sdk "github.com/smartwalle/alipay/v3"
 )
@@ -37,7 +38,7 @@ func (f *Fake) DashboardRefund(orderNo string, cents int64) (string, error) {
 	f.seq++
 	no := fmt.Sprintf("%s%016d", dashboardPrefix, f.seq)
 	t.Refunded += cents
-	f.refunds[no] = &refund{OutRequestNo: no, OutTradeNo: orderNo, Amount: yuan(cents), At: f.now(), Dashboard: true}
+	f.refunds[no] = &refund{OutRequestNo: no, OutTradeNo: orderNo, Amount: payfake.Yuan(cents), At: f.now(), Dashboard: true}
 	if t.Refunded == yuanCents(t.TotalAmount) {
 		t.Status = sdk.TradeStatusClosed
 	}
@@ -56,7 +57,7 @@ func (f *Fake) PayUnseen(orderNo string, cents int64) (string, error) {
 	case cents <= 0:
 		return "", fmt.Errorf("alipay fake: a payment of %d cents", cents)
 	case !ok:
-		t = &trade{OutTradeNo: orderNo, TradeNo: f.nextTradeNo(), TotalAmount: yuan(cents), Subject: orderNo}
+		t = &trade{OutTradeNo: orderNo, TradeNo: f.nextTradeNo(), TotalAmount: payfake.Yuan(cents), Subject: orderNo}
 		f.trades[orderNo] = t
 	case !t.PaidAt.IsZero():
 		return "", fmt.Errorf("alipay fake: trade %s is paid already", orderNo)
@@ -163,12 +164,3 @@ func (f *Fake) billRows(day string) []billRow {
 
 // serviceFee is the fake's rate on a payment: 0.6%, rounded half up.
 func serviceFee(cents int64) int64 { return (cents*6 + 500) / 1000 }
-
-// yuan writes cents as a yuan amount, signed ("-12.34").
-func yuan(cents int64) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
-}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"orderflow/internal/payfake"
 )
 
 // beijing is WeChat Pay's clock: bill days and the times it writes.
@@ -121,7 +123,7 @@ func (f *Fake) bill(day time.Time, kind string) []byte {
 			cents := f.StatementAmount(o.TransactionID, o.Total)
 			fee := feeOf(cents)
 			rows = append(rows, billRow{at: o.SuccessTime, id: o.TransactionID, cells: f.billCells(o, o.SuccessTime,
-				"SUCCESS", yuan(cents), "0", "0", yuan(0), "", "", yuan(fee), yuan(cents), yuan(0))})
+				"SUCCESS", payfake.Yuan(cents), "0", "0", payfake.Yuan(0), "", "", payfake.Yuan(fee), payfake.Yuan(cents), payfake.Yuan(0))})
 			count, settled, fees, totals = count+1, settled+cents, fees+fee, totals+cents
 		}
 	}
@@ -132,7 +134,7 @@ func (f *Fake) bill(day time.Time, kind string) []byte {
 			}
 			fee := -feeOf(rf.Amount)
 			rows = append(rows, billRow{at: rf.Created, id: rf.RefundID, cells: f.billCells(rf.Order, rf.Created,
-				"REFUND", yuan(0), rf.RefundID, rf.OutRefundNo, yuan(rf.Amount), "ORIGINAL", "SUCCESS", yuan(fee), yuan(0), yuan(rf.Amount))})
+				"REFUND", payfake.Yuan(0), rf.RefundID, rf.OutRefundNo, payfake.Yuan(rf.Amount), "ORIGINAL", "SUCCESS", payfake.Yuan(fee), payfake.Yuan(0), payfake.Yuan(rf.Amount))})
 			count, refunded, fees, asked = count+1, refunded+rf.Amount, fees+fee, asked+rf.Amount
 		}
 	}
@@ -149,7 +151,7 @@ func (f *Fake) bill(day time.Time, kind string) []byte {
 		_ = cw.Write(r.cells)
 	}
 	_ = cw.Write(billSummaryHeader)
-	_ = cw.Write(backticked([]string{fmt.Sprint(count), yuan(settled), yuan(refunded), yuan(0), yuan(fees), yuan(totals), yuan(asked)}))
+	_ = cw.Write(backticked([]string{fmt.Sprint(count), payfake.Yuan(settled), payfake.Yuan(refunded), payfake.Yuan(0), payfake.Yuan(fees), payfake.Yuan(totals), payfake.Yuan(asked)}))
 	cw.Flush()
 	return buf.Bytes()
 }
@@ -158,8 +160,8 @@ func (f *Fake) bill(day time.Time, kind string) []byte {
 func (f *Fake) billCells(o *order, at time.Time, state, settle, refundID, outRefundNo, refund, refundKind, refundState, fee, total, asked string) []string {
 	return backticked([]string{
 		at.In(beijing).Format("2006-01-02 15:04:05"), f.Keys.AppID, f.Keys.MchID, "0", "", o.TransactionID, o.OutTradeNo,
-		"oUpF8uMuAJO_M2pxb1Q9zNjWeS6o", "NATIVE", state, "OTHERS", "CNY", settle, yuan(0), refundID, outRefundNo, refund,
-		yuan(0), refundKind, refundState, o.Description, "", fee, "0.60%", total, asked, "",
+		"oUpF8uMuAJO_M2pxb1Q9zNjWeS6o", "NATIVE", state, "OTHERS", "CNY", settle, payfake.Yuan(0), refundID, outRefundNo, refund,
+		payfake.Yuan(0), refundKind, refundState, o.Description, "", fee, "0.60%", total, asked, "",
 	})
 }
 
@@ -174,12 +176,3 @@ func backticked(vals []string) []string {
 
 // feeOf is the fee on cents at feeRate, rounded half up to the fen.
 func feeOf(cents int64) int64 { return (cents*feeRate + 500) / 1000 }
-
-// yuan writes fen as yuan with two decimals ("0.01", "-1.50").
-func yuan(cents int64) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
-}
