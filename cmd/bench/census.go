@@ -40,54 +40,13 @@ type NameCount struct {
 	PerOrder float64 `json:"per_order"`
 }
 
-// proxies are the four counting proxies of the census start.
-type proxies struct {
-	apiSQL, workerSQL     *countingProxy // MySQL
-	apiRedis, workerRedis *countingProxy // Redis
-}
-
-func (p *proxies) close() {
-	for _, c := range []interface{ close() }{p.apiSQL, p.workerSQL, p.apiRedis, p.workerRedis} {
-		if c != nil {
-			c.close()
-		}
-	}
-}
-
-type censusSnap struct{ apiSQL, workerSQL, apiRedis, workerRedis tally }
-
-func (p *proxies) snapshot() censusSnap {
-	return censusSnap{p.apiSQL.counts.snapshot(), p.workerSQL.counts.snapshot(), p.apiRedis.counts.snapshot(), p.workerRedis.counts.snapshot()}
-}
-
 func runCensus(ctx context.Context, e *benchEnv) (*CensusResult, error) {
-	mysqlAddr, err := mysqlHostPort(e.params.MySQL)
+	px, err := startProxies(e.params, newCounter, 0)
 	if err != nil {
 		return nil, err
 	}
-	px := &proxies{}
 	defer px.close()
-	if px.apiSQL, err = startCountingProxy(mysqlAddr, serveMySQL); err != nil {
-		return nil, err
-	}
-	if px.workerSQL, err = startCountingProxy(mysqlAddr, serveMySQL); err != nil {
-		return nil, err
-	}
-	if px.apiRedis, err = startCountingProxy(e.params.RedisAddr, serveRedis); err != nil {
-		return nil, err
-	}
-	if px.workerRedis, err = startCountingProxy(e.params.RedisAddr, serveRedis); err != nil {
-		return nil, err
-	}
-	apiDSN, err := dbDSN(e.params.MySQL, e.params.Database)
-	if err != nil {
-		return nil, err
-	}
-	viaProxy := func(addr string) string { return strings.Replace(apiDSN, mysqlAddr, addr, 1) }
-	st, done, err := startWithSim(ctx, e, stackConfig{
-		label: "census", mysqlDSN: viaProxy(px.workerSQL.addr()), redisAddr: px.workerRedis.addr(),
-		apiDSN: viaProxy(px.apiSQL.addr()), apiRedis: px.apiRedis.addr(),
-	})
+	st, done, err := startWithSim(ctx, e, px.stackConfig("census", e.dsn))
 	if err != nil {
 		return nil, err
 	}
