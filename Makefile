@@ -41,7 +41,7 @@ lint:
 build:
 	$(GO) build -o bin/ ./api ./queue ./cmd/paysim ./cmd/orderflow
 
-## bench: floor vs end-to-end, close burst, group settle, RSS/CPU, growth (1,000,000 orders pre-loaded), ledger audit (< 10 min; see docs/performance.md)
+## bench: floor vs end-to-end (on loopback and 1 ms away), close burst, group settle, RSS/CPU, growth (1,000,000 orders pre-loaded), ledger audit (< 10 min; see docs/performance.md)
 BENCH_FLAGS ?=
 bench:
 	./scripts/services.sh

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 )
 
@@ -40,54 +42,13 @@ type NameCount struct {
 	PerOrder float64 `json:"per_order"`
 }
 
-// proxies are the four counting proxies of the census start.
-type proxies struct {
-	apiSQL, workerSQL     *countingProxy // MySQL
-	apiRedis, workerRedis *countingProxy // Redis
-}
-
-func (p *proxies) close() {
-	for _, c := range []interface{ close() }{p.apiSQL, p.workerSQL, p.apiRedis, p.workerRedis} {
-		if c != nil {
-			c.close()
-		}
-	}
-}
-
-type censusSnap struct{ apiSQL, workerSQL, apiRedis, workerRedis tally }
-
-func (p *proxies) snapshot() censusSnap {
-	return censusSnap{p.apiSQL.counts.snapshot(), p.workerSQL.counts.snapshot(), p.apiRedis.counts.snapshot(), p.workerRedis.counts.snapshot()}
-}
-
 func runCensus(ctx context.Context, e *benchEnv) (*CensusResult, error) {
-	mysqlAddr, err := mysqlHostPort(e.params.MySQL)
+	px, err := startProxies(e.params, newCounter, 0)
 	if err != nil {
 		return nil, err
 	}
-	px := &proxies{}
 	defer px.close()
-	if px.apiSQL, err = startCountingProxy(mysqlAddr, serveMySQL); err != nil {
-		return nil, err
-	}
-	if px.workerSQL, err = startCountingProxy(mysqlAddr, serveMySQL); err != nil {
-		return nil, err
-	}
-	if px.apiRedis, err = startCountingProxy(e.params.RedisAddr, serveRedis); err != nil {
-		return nil, err
-	}
-	if px.workerRedis, err = startCountingProxy(e.params.RedisAddr, serveRedis); err != nil {
-		return nil, err
-	}
-	apiDSN, err := dbDSN(e.params.MySQL, e.params.Database)
-	if err != nil {
-		return nil, err
-	}
-	viaProxy := func(addr string) string { return strings.Replace(apiDSN, mysqlAddr, addr, 1) }
-	st, done, err := startWithSim(ctx, e, stackConfig{
-		label: "census", mysqlDSN: viaProxy(px.workerSQL.addr()), redisAddr: px.workerRedis.addr(),
-		apiDSN: viaProxy(px.apiSQL.addr()), apiRedis: px.apiRedis.addr(),
-	})
+	st, done, err := startWithSim(ctx, e, px.stackConfig("census", e.dsn))
 	if err != nil {
 		return nil, err
 	}
@@ -197,4 +158,42 @@ func mysqlHostPort(server string) (string, error) {
 		return "", fmt.Errorf("-mysql: the census needs a tcp(host:port) address, got %q", server)
 	}
 	return server[i+4 : j], nil
+}
+
+// print writes the census's table: round trips per order and per idle
+// second, then the statements and commands behind them.
+func (c *CensusResult) print(w io.Writer) {
+	fmt.Fprintf(w, "\nround trips per order (census: %d orders through counting proxies; floor: %d SQL round trips, %d transactions)\n", c.Orders, floorRoundTrips, floorTransactions)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "process\tSQL round trips\ttransactions\tRedis commands\tRedis round trips\tidle SQL/s\tidle Redis/s")
+	for _, s := range []struct {
+		n string
+		s CensusSide
+	}{{"api", c.API}, {"worker(s)", c.Workers}} {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\n", s.n, s.s.SQLRoundTrips, s.s.Transactions, s.s.RedisCommands, s.s.RedisRoundTrips, s.s.IdleSQLPerS, s.s.IdleRedisPerS)
+	}
+	fmt.Fprintf(tw, "total\t%.2f\t%.2f\t%.2f\t%.2f\t\t\n", c.API.SQLRoundTrips+c.Workers.SQLRoundTrips, c.API.Transactions+c.Workers.Transactions,
+		c.API.RedisCommands+c.Workers.RedisCommands, c.API.RedisRoundTrips+c.Workers.RedisRoundTrips)
+	tw.Flush()
+	if c.WorkerCount > 0 {
+		fmt.Fprintf(w, "idle per worker (the worker(s) row ÷ %d workers): %.1f SQL/s, %.1f Redis/s\n", c.WorkerCount,
+			c.Workers.IdleSQLPerS/float64(c.WorkerCount), c.Workers.IdleRedisPerS/float64(c.WorkerCount))
+	}
+	for _, s := range []struct {
+		n string
+		s CensusSide
+	}{{"api", c.API}, {"worker(s)", c.Workers}} {
+		fmt.Fprintf(w, "  %s statements per order:\n", s.n)
+		for _, st := range s.s.Statements {
+			if st.PerOrder >= 0.05 {
+				fmt.Fprintf(w, "    %5.2f  %s\n", st.PerOrder, st.Name)
+			}
+		}
+		fmt.Fprintf(w, "  %s Redis commands per order:\n", s.n)
+		for _, st := range s.s.RedisByCommand {
+			if st.PerOrder >= 0.05 {
+				fmt.Fprintf(w, "    %5.2f  %s\n", st.PerOrder, st.Name)
+			}
+		}
+	}
 }

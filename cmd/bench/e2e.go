@@ -34,18 +34,7 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 	logf("fixtures ready in %.1fs (%d keys)", time.Since(t).Seconds(), e.fx.keys)
 	quiesce(ctx, e.db, "the closed loop")
 	c := e.client(s)
-	w := watched{"api": {s.api.Pid()}, "bench": {os.Getpid()}}
-	if addr, err := mysqlHostPort(p.MySQL); err == nil {
-		if pid := pidListening(portOf(addr)); pid > 0 {
-			w["mariadbd"] = []int{pid}
-		}
-	}
-	if pid := pidListening(portOf(p.RedisAddr)); pid > 0 {
-		w["redis-server"] = []int{pid}
-	}
-	for _, wk := range s.workers {
-		w["queue"] = append(w["queue"], wk.Pid())
-	}
+	w := watchProduct(e, s)
 	cpu0 := w.snapshot()
 	r.E2E = &E2EReport{Workers: p.Workers, Pay: p.Pay}
 	if p.Profile != "" {
@@ -75,7 +64,7 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 		logf("half load: p50 %.1f ms p99 %.1f ms", r.E2E.Half.PaidToFinished.P50, r.E2E.Half.PaidToFinished.P99)
 	}
 	cpu1 := w.snapshot()
-	for _, name := range []string{"api", "queue", "bench", "mariadbd", "redis-server"} {
+	for _, name := range productProcesses {
 		pids := w[name]
 		if len(pids) == 0 {
 			continue
@@ -112,4 +101,26 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 		Note: "compare the floor's MariaDB + bench CPU per order"})
 	stopped = true
 	return s.stop()
+}
+
+// productProcesses are the process kinds watchProduct follows, in the
+// report's order.
+var productProcesses = []string{"api", "queue", "bench", "mariadbd", "redis-server"}
+
+// watchProduct follows a stack's processes, the bench and the shared
+// MariaDB and Redis servers (where their pids can be found).
+func watchProduct(e *benchEnv, s *stack) watched {
+	w := watched{"api": {s.api.Pid()}, "bench": {os.Getpid()}}
+	if addr, err := mysqlHostPort(e.params.MySQL); err == nil {
+		if pid := pidListening(portOf(addr)); pid > 0 {
+			w["mariadbd"] = []int{pid}
+		}
+	}
+	if pid := pidListening(portOf(e.params.RedisAddr)); pid > 0 {
+		w["redis-server"] = []int{pid}
+	}
+	for _, wk := range s.workers {
+		w["queue"] = append(w["queue"], wk.Pid())
+	}
+	return w
 }

@@ -30,6 +30,10 @@ type FloorPoint struct {
 	MariaDBCPUms float64     `json:"mariadb_cpu_ms_per_order"`
 	BenchCPUms   float64     `json:"bench_cpu_ms_per_order"`
 	Machine      *MachineCPU `json:"machine_cpu,omitempty"`
+	// SQLRoundTrips is counted through the distance phase's proxy (its
+	// points only; on loopback it is floorRoundTrips by construction).
+	SQLRoundTrips float64 `json:"sql_round_trips_per_order,omitempty"`
+	all           int     // orders run, the warm-up's included
 }
 
 // floorRoundTrips is what one floor order costs: 4 × (START TRANSACTION +
@@ -131,6 +135,12 @@ func (r *floorRig) close() { r.admin.Close() }
 
 // point seeds keys for one point and measures it.
 func (r *floorRig) point(ctx context.Context, conns int) (FloorPoint, error) {
+	return r.pointVia(ctx, r.server, conns)
+}
+
+// pointVia is a point measured on a pool to server (the distance phase: a
+// proxy in front of the rig's own); the keys are seeded direct.
+func (r *floorRig) pointVia(ctx context.Context, server string, conns int) (FloorPoint, error) {
 	r.points++
 	// Generous: 4,000 orders/s for the whole point, so keys never run out.
 	keys := int((r.p.FloorWarmup.D()+r.p.FloorTime.D()).Seconds()*4000)/len(r.products.ids) + 1000
@@ -140,7 +150,7 @@ func (r *floorRig) point(ctx context.Context, conns int) (FloorPoint, error) {
 		}
 	}
 	quiesce(ctx, r.admin, fmt.Sprintf("the floor at %d connections", conns))
-	pt, err := floorPoint(ctx, r.server, r.dbName, conns, r.products, r.userID, r.p.FloorWarmup.D(), r.p.FloorTime.D(), r.mariadbPID)
+	pt, err := floorPoint(ctx, server, r.dbName, conns, r.products, r.userID, r.p.FloorWarmup.D(), r.p.FloorTime.D(), r.mariadbPID)
 	if err != nil {
 		return pt, fmt.Errorf("floor at %d connections: %w", conns, err)
 	}
@@ -227,7 +237,7 @@ func floorPoint(ctx context.Context, server, dbName string, conns int, products 
 		OrdersPerS: float64(len(lat)) / measure.Seconds(),
 		P50Ms:      q.P50, P99Ms: q.P99, Retries: retries.Load(),
 		Locks:   lockWaits(locks0, readRowLocks(ctx, db), int(total.Load())),
-		Machine: machine,
+		Machine: machine, all: int(total.Load()),
 	}, nil
 }
 

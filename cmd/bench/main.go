@@ -12,6 +12,8 @@
 //  7. growth: the closed loop again after 1,000,000 finished orders were
 //     pre-loaded, and one sweep and one reconciliation pass over 100,000
 //     pending orders;
+//  8. distance (run after phase 2): phases 1 and 2 again with MariaDB and
+//     Redis 1 ms (-rtt) away through the bench's own delaying proxies;
 //
 // then a census of round trips per order through counting proxies, EXPLAIN
 // of the hot statements, and an audit of the ledger (exit 1 on a violation).
@@ -138,7 +140,7 @@ func run(ctx context.Context, p Params) *Report {
 		return r
 	}
 	dbs := []string{p.Database}
-	if p.runs("floor") {
+	if p.runs("floor") || p.runs("distance") {
 		dbs = append(dbs, p.Database+"_floor")
 	}
 	for _, name := range dbs {
@@ -155,15 +157,17 @@ func run(ctx context.Context, p Params) *Report {
 	r.Machine.MariaDB = serverVersion(ctx, e.db)
 
 	var rig *floorRig
-	if p.runs("floor") {
-		logf("phase 1: raw floor %v connections", p.FloorConns)
+	if p.runs("floor") || p.runs("distance") {
 		if rig, err = newFloorRig(ctx, p, p.MySQL, p.Database+"_floor"); err != nil {
 			fail("floor", err)
 		} else {
 			defer rig.close()
-			if r.Floor, err = rig.run(ctx, logf); err != nil {
-				fail("floor", err)
-			}
+		}
+	}
+	if p.runs("floor") && rig != nil {
+		logf("phase 1: raw floor %v connections", p.FloorConns)
+		if r.Floor, err = rig.run(ctx, logf); err != nil {
+			fail("floor", err)
 		}
 		for i := range r.Floor {
 			if r.FloorBest == nil || r.Floor[i].OrdersPerS > r.FloorBest.OrdersPerS {
@@ -190,6 +194,11 @@ func run(ctx context.Context, p Params) *Report {
 				r.FloorAfter = &pt
 				logf("floor: %d connections: %.0f orders/s, p50 %.1f ms", pt.Conns, pt.OrdersPerS, pt.P50Ms)
 			}
+		}
+	}
+	if p.runs("distance") {
+		if err := phaseDistance(ctx, e, r, rig, expected); err != nil {
+			fail("distance", err)
 		}
 	}
 	if p.runs(galeraPhase) {

@@ -26,10 +26,22 @@ type mysqlConn struct {
 	stmts   map[uint32]string
 }
 
-// serveMySQL sits between one product process and MariaDB and counts the
-// commands it sends, by statement: the census of round trips per order. It
-// is only used in the census phase (it adds a hop to every round trip).
+// serveMySQL sits between one client and MariaDB and counts the commands it
+// sends, by statement when counts names them (the census of round trips per
+// order), else round trips only.
 func serveMySQL(counts *counter, client, server net.Conn) {
+	if !counts.shapes {
+		go func() {
+			defer client.Close()
+			_, _ = io.Copy(client, server)
+		}()
+		_ = pumpPackets(client, server, func(seq byte, payload []byte) {
+			if seq == 0 && len(payload) > 0 && payload[0] != comStmtClose && payload[0] != comQuit {
+				counts.addRoundTrip()
+			}
+		})
+		return
+	}
 	st := &mysqlConn{stmts: map[uint32]string{}}
 	// Each direction parses a packet, records it, then forwards it: the
 	// statement ID of a prepare is known before the client can use it, and

@@ -37,6 +37,7 @@ type Params struct {
 	GroupSize   int      `json:"group_size"`            // participants of the settled group
 	GroupLead   Duration `json:"group_lead"`            // deadline distance from the group's creation
 	Census      int      `json:"census_orders"`         // orders run through the counting proxies
+	RTT         Duration `json:"distance_rtt"`          // distance: the round trip added to MariaDB and Redis (half each way)
 	Preload     int      `json:"preload_orders"`        // growth: finished orders pre-loaded (0: no pre-load, no second closed loop)
 	PreloadKeys int      `json:"preload_unsold_keys"`   // growth: unsold keys pre-loaded beside them
 	Pending     int      `json:"pending_orders"`        // growth: pending orders the sweep and reconciliation passes walk (0: no passes)
@@ -109,7 +110,7 @@ func (l *stringList) Set(s string) error {
 }
 
 // allPhases in run order.
-var allPhases = []string{"floor", "e2e", "close", "group", "growth", "census"}
+var allPhases = []string{"floor", "e2e", "distance", "close", "group", "growth", "census"}
 
 func parseParams(args []string) (Params, error) {
 	p := Params{
@@ -120,7 +121,7 @@ func parseParams(args []string) (Params, error) {
 		Workers: 1, Concurrency: 40, DBMaxOpen: 32, Clients: 16, Backlog: 64, Users: 256, Products: 1,
 		Warmup: Duration(3 * time.Second), Steady: Duration(20 * time.Second), HalfTime: Duration(20 * time.Second),
 		Pay: "direct", CloseOrders: 1000, OrderTTL: Duration(10 * time.Second),
-		GroupSize: 1000, GroupLead: Duration(6 * time.Second), Census: 300,
+		GroupSize: 1000, GroupLead: Duration(6 * time.Second), Census: 300, RTT: Duration(time.Millisecond),
 		Preload: 1_000_000, PreloadKeys: 100_000, Pending: 100_000,
 		JSONPath: "tmp/bench.json", WorkDir: "tmp/bench",
 		Deadline: Duration(10 * time.Minute), Drain: Duration(60 * time.Second),
@@ -153,6 +154,7 @@ func parseParams(args []string) (Params, error) {
 	fs.IntVar(&p.GroupSize, "group-size", p.GroupSize, "participants of the settled group")
 	fs.Var(&p.GroupLead, "group-lead", "group deadline distance from its creation (joins must fit before it)")
 	fs.IntVar(&p.Census, "census-orders", p.Census, "orders run through the counting proxies (round trips per order)")
+	fs.Var(&p.RTT, "rtt", "distance: the round trip the bench's delaying proxies add to MariaDB and Redis, half each way")
 	fs.IntVar(&p.Preload, "preload", p.Preload, "growth: finished orders pre-loaded into the ledger (with their events, payments, effects, stock flows and keys) before the closed loop runs again; 0 skips both")
 	fs.IntVar(&p.PreloadKeys, "preload-keys", p.PreloadKeys, "growth: unsold card keys pre-loaded beside them")
 	fs.IntVar(&p.Pending, "pending", p.Pending, "growth: pending orders one sweep pass and one reconciliation pass walk (timed; deleted afterwards); 0 skips the passes")
@@ -183,6 +185,8 @@ func parseParams(args []string) (Params, error) {
 		return p, fmt.Errorf("-workers: want 1..4")
 	case p.Pay != "direct" && p.Pay != "paysim":
 		return p, fmt.Errorf("-pay: want direct or paysim")
+	case p.RTT < 0 || p.RTT.D() > time.Second:
+		return p, fmt.Errorf("-rtt: want 0..1s")
 	case p.Preload < 0 || p.PreloadKeys < 0 || p.Pending < 0:
 		return p, fmt.Errorf("-preload, -preload-keys and -pending must not be negative")
 	case p.Clients < 1 || p.Backlog < 1 || p.Users < 1 || p.Products < 1:

@@ -1,25 +1,35 @@
 package main
 
-import "net"
+import (
+	"net"
+	"strings"
+	"time"
+)
 
-// countingProxy is what the census's MySQL and Redis proxies share: a
-// loopback listener in front of one upstream, each accepted connection served
-// by the protocol's own serve, and the tallies it keeps.
-type countingProxy struct {
+// proxy is the bench's TCP proxy: a loopback listener in front of one
+// upstream, each accepted connection given its own upstream connection and
+// served by a protocol's forwarder, which tallies into counts what it reads
+// (the census), while each direction's writes can be held back a fixed delay
+// (the distance phase): it counts, delays, or both.
+type proxy struct {
 	ln       net.Listener
 	upstream string
+	pace     *pacer // the delay each way; nil: none
 	counts   *counter
 }
 
-// startCountingProxy listens in front of upstream and, until it is closed,
-// hands each client connection with its own upstream connection to serve,
-// which forwards both ways and tallies into counts; both are closed after.
-func startCountingProxy(upstream string, serve func(counts *counter, client, server net.Conn)) (*countingProxy, error) {
+// forwarder copies one connection both ways and tallies into counts what
+// the client sends; it returns when the client is done.
+type forwarder func(counts *counter, client, server net.Conn)
+
+// startProxy listens in front of upstream until it is closed; every write
+// in either direction leaves delay after it was read (none when 0).
+func startProxy(upstream string, serve forwarder, counts *counter, delay time.Duration) (*proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p := &countingProxy{ln: ln, upstream: upstream, counts: newCounter()}
+	p := &proxy{ln: ln, upstream: upstream, pace: newPacer(delay), counts: counts}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -32,15 +42,75 @@ func startCountingProxy(upstream string, serve func(counts *counter, client, ser
 	return p, nil
 }
 
-func (p *countingProxy) pipe(client net.Conn, serve func(*counter, net.Conn, net.Conn)) {
+func (p *proxy) pipe(clientConn net.Conn, serve forwarder) {
+	client := delayed(clientConn, p.pace)
 	defer client.Close()
-	server, err := net.Dial("tcp", p.upstream)
+	serverConn, err := net.Dial("tcp", p.upstream)
 	if err != nil {
 		return
 	}
+	server := delayed(serverConn, p.pace)
 	defer server.Close()
 	serve(p.counts, client, server)
 }
 
-func (p *countingProxy) addr() string { return p.ln.Addr().String() }
-func (p *countingProxy) close()       { p.ln.Close() }
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+func (p *proxy) close()       { p.ln.Close() }
+
+// route is dsn with the upstream's address replaced by the proxy's.
+func (p *proxy) route(dsn string) string { return strings.Replace(dsn, p.upstream, p.addr(), 1) }
+
+// proxies are a proxy in front of MariaDB and one in front of Redis for the
+// API and for the workers each, so each process kind's traffic is counted
+// apart.
+type proxies struct {
+	apiSQL, workerSQL, apiRedis, workerRedis *proxy
+}
+
+// startProxies starts the four, each with its own counter from newCounts
+// and the given delay each way.
+func startProxies(p Params, newCounts func() *counter, delay time.Duration) (*proxies, error) {
+	mysqlAddr, err := mysqlHostPort(p.MySQL)
+	if err != nil {
+		return nil, err
+	}
+	px := &proxies{}
+	for _, v := range []struct {
+		at       **proxy
+		upstream string
+		serve    forwarder
+	}{
+		{&px.apiSQL, mysqlAddr, serveMySQL}, {&px.workerSQL, mysqlAddr, serveMySQL},
+		{&px.apiRedis, p.RedisAddr, serveRedis}, {&px.workerRedis, p.RedisAddr, serveRedis},
+	} {
+		if *v.at, err = startProxy(v.upstream, v.serve, newCounts(), delay); err != nil {
+			px.close()
+			return nil, err
+		}
+	}
+	return px, nil
+}
+
+// stackConfig starts the product with the API and the workers each
+// reaching MariaDB (dsn) and Redis through their own proxies.
+func (px *proxies) stackConfig(label, dsn string) stackConfig {
+	return stackConfig{
+		label: label, mysqlDSN: px.workerSQL.route(dsn), redisAddr: px.workerRedis.addr(),
+		apiDSN: px.apiSQL.route(dsn), apiRedis: px.apiRedis.addr(),
+	}
+}
+
+func (px *proxies) close() {
+	for _, p := range []*proxy{px.apiSQL, px.workerSQL, px.apiRedis, px.workerRedis} {
+		if p != nil {
+			p.close()
+		}
+	}
+}
+
+// proxyTallies are the four proxies' counts at one moment.
+type proxyTallies struct{ apiSQL, workerSQL, apiRedis, workerRedis tally }
+
+func (px *proxies) snapshot() proxyTallies {
+	return proxyTallies{px.apiSQL.counts.snapshot(), px.workerSQL.counts.snapshot(), px.apiRedis.counts.snapshot(), px.workerRedis.counts.snapshot()}
+}

@@ -22,13 +22,17 @@ func (b burstReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// serveRedis sits between one product process and Redis and counts the
-// commands it sends (by command and key shape) and its write bursts — a
-// pipeline is one burst, so bursts approximate round trips.
+// serveRedis sits between one client and Redis and counts its write bursts
+// — a pipeline is one burst, so bursts approximate round trips — and, when
+// counts names them, the commands it sends (by command and key shape).
 func serveRedis(counts *counter, client, server net.Conn) {
 	go func() {
 		_, _ = io.Copy(client, server)
 		client.Close()
 	}()
+	if !counts.shapes {
+		_, _ = io.Copy(server, burstReader{client, counts})
+		return
+	}
 	rediscmd.Count(io.TeeReader(burstReader{client, counts}, server), func(shape string) { counts.add(shape, false) })
 }

@@ -16,27 +16,28 @@ import (
 // Report is everything one run measured; it is printed as a table and
 // written as JSON for tracking.
 type Report struct {
-	StartedAt     time.Time     `json:"started_at"`
-	RuntimeS      float64       `json:"runtime_s"`
-	Machine       Machine       `json:"machine"`
-	Params        Params        `json:"params"`
-	Floor         []FloorPoint  `json:"floor"`
-	FloorBest     *FloorPoint   `json:"floor_best,omitempty"`             // the best point before the end-to-end phase
-	FloorAfter    *FloorPoint   `json:"floor_after,omitempty"`            // the same pool size again, right after it
-	FloorForRatio float64       `json:"floor_for_ratio,omitempty"`        // mean of the two: the denominator
-	CPURatio      float64       `json:"cpu_ratio_floor_to_e2e,omitempty"` // floor CPU per order ÷ the product's: the ratio the CPU budget predicts
-	E2E           *E2EReport    `json:"end_to_end,omitempty"`
-	Galera        *GaleraResult `json:"galera,omitempty"`
-	Close         *CloseResult  `json:"timeout_close,omitempty"`
-	Group         *GroupResult  `json:"group_settle,omitempty"`
-	Resources     []Resource    `json:"resources,omitempty"`
-	Ratio         float64       `json:"ratio_e2e_to_floor,omitempty"`
-	Growth        *GrowthResult `json:"growth,omitempty"`
-	Census        *CensusResult `json:"census,omitempty"`
-	Plans         []Plan        `json:"plans,omitempty"`
-	Ledger        *LedgerResult `json:"ledger,omitempty"`
-	Targets       []Target      `json:"targets"`
-	Errors        []string      `json:"errors"`
+	StartedAt     time.Time       `json:"started_at"`
+	RuntimeS      float64         `json:"runtime_s"`
+	Machine       Machine         `json:"machine"`
+	Params        Params          `json:"params"`
+	Floor         []FloorPoint    `json:"floor"`
+	FloorBest     *FloorPoint     `json:"floor_best,omitempty"`             // the best point before the end-to-end phase
+	FloorAfter    *FloorPoint     `json:"floor_after,omitempty"`            // the same pool size again, right after it
+	FloorForRatio float64         `json:"floor_for_ratio,omitempty"`        // mean of the two: the denominator
+	CPURatio      float64         `json:"cpu_ratio_floor_to_e2e,omitempty"` // floor CPU per order ÷ the product's: the ratio the CPU budget predicts
+	E2E           *E2EReport      `json:"end_to_end,omitempty"`
+	Galera        *GaleraResult   `json:"galera,omitempty"`
+	Close         *CloseResult    `json:"timeout_close,omitempty"`
+	Group         *GroupResult    `json:"group_settle,omitempty"`
+	Resources     []Resource      `json:"resources,omitempty"`
+	Ratio         float64         `json:"ratio_e2e_to_floor,omitempty"`
+	Growth        *GrowthResult   `json:"growth,omitempty"`
+	Distance      *DistanceResult `json:"distance,omitempty"`
+	Census        *CensusResult   `json:"census,omitempty"`
+	Plans         []Plan          `json:"plans,omitempty"`
+	Ledger        *LedgerResult   `json:"ledger,omitempty"`
+	Targets       []Target        `json:"targets"`
+	Errors        []string        `json:"errors"`
 }
 
 // Machine describes where the numbers came from.
@@ -110,6 +111,9 @@ func (r *Report) targets() {
 	if c := r.Census; c != nil && c.WorkerCount > 0 {
 		add("idle Redis round trips per worker", fmt.Sprintf("%.1f/s", c.IdleRedisPerWorker), "≤ 50/s", c.IdleRedisPerWorker <= 50)
 	}
+	if d := r.Distance; d != nil && d.Ratio > 0 {
+		add(fmt.Sprintf("end-to-end ÷ floor at %s RTT (issue 35)", msText(r.Params.RTT.D())), fmt.Sprintf("%.2f", d.Ratio), "≥ 1.0", d.Ratio >= 1)
+	}
 	add("bench run time", fmt.Sprintf("%.0f s", r.RuntimeS), "< 600 s", r.RuntimeS < 600)
 	if r.Ledger != nil {
 		add("ledger audit", fmt.Sprintf("%d violations", len(r.Ledger.Violations)), "0", len(r.Ledger.Violations) == 0)
@@ -125,9 +129,9 @@ func (r *Report) printTable(w io.Writer) {
 		procs = fmt.Sprint(p.GoMaxProcs)
 	}
 	fmt.Fprintf(w, "parameters: workers=%d concurrency=%d db_max_open=%d clients=%d backlog=%d users=%d warmup=%s steady=%s half=%s pay=%s gomaxprocs=%s\n"+
-		"            floor_conns=%v floor_time=%s close_orders=%d order_ttl=%s group=%d lead=%s census=%d extra_env=%v\n\n",
+		"            floor_conns=%v floor_time=%s close_orders=%d order_ttl=%s group=%d lead=%s census=%d rtt=%s extra_env=%v\n\n",
 		p.Workers, p.Concurrency, p.DBMaxOpen, p.Clients, p.Backlog, p.Users, p.Warmup.D(), p.Steady.D(), p.HalfTime.D(), p.Pay, procs,
-		p.FloorConns, p.FloorTime.D(), p.CloseOrders, p.OrderTTL.D(), p.GroupSize, p.GroupLead.D(), p.Census, p.Extra)
+		p.FloorConns, p.FloorTime.D(), p.CloseOrders, p.OrderTTL.D(), p.GroupSize, p.GroupLead.D(), p.Census, msText(p.RTT.D()), p.Extra)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
 	row("#", "measure", "value", "detail")
@@ -206,41 +210,10 @@ func (r *Report) printTable(w io.Writer) {
 	}
 	r.growthRows(row)
 	tw.Flush()
-	if c := r.Census; c != nil {
-		fmt.Fprintf(w, "\nround trips per order (census: %d orders through counting proxies; floor: %d SQL round trips, %d transactions)\n", c.Orders, floorRoundTrips, floorTransactions)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "process\tSQL round trips\ttransactions\tRedis commands\tRedis round trips\tidle SQL/s\tidle Redis/s")
-		for _, s := range []struct {
-			n string
-			s CensusSide
-		}{{"api", c.API}, {"worker(s)", c.Workers}} {
-			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\n", s.n, s.s.SQLRoundTrips, s.s.Transactions, s.s.RedisCommands, s.s.RedisRoundTrips, s.s.IdleSQLPerS, s.s.IdleRedisPerS)
-		}
-		fmt.Fprintf(tw, "total\t%.2f\t%.2f\t%.2f\t%.2f\t\t\n", c.API.SQLRoundTrips+c.Workers.SQLRoundTrips, c.API.Transactions+c.Workers.Transactions,
-			c.API.RedisCommands+c.Workers.RedisCommands, c.API.RedisRoundTrips+c.Workers.RedisRoundTrips)
-		tw.Flush()
-		if c.WorkerCount > 0 {
-			fmt.Fprintf(w, "idle per worker (the worker(s) row ÷ %d workers): %.1f SQL/s, %.1f Redis/s\n", c.WorkerCount,
-				c.Workers.IdleSQLPerS/float64(c.WorkerCount), c.Workers.IdleRedisPerS/float64(c.WorkerCount))
-		}
-		for _, s := range []struct {
-			n string
-			s CensusSide
-		}{{"api", c.API}, {"worker(s)", c.Workers}} {
-			fmt.Fprintf(w, "  %s statements per order:\n", s.n)
-			for _, st := range s.s.Statements {
-				if st.PerOrder >= 0.05 {
-					fmt.Fprintf(w, "    %5.2f  %s\n", st.PerOrder, st.Name)
-				}
-			}
-			fmt.Fprintf(w, "  %s Redis commands per order:\n", s.n)
-			for _, st := range s.s.RedisByCommand {
-				if st.PerOrder >= 0.05 {
-					fmt.Fprintf(w, "    %5.2f  %s\n", st.PerOrder, st.Name)
-				}
-			}
-		}
+	if r.Census != nil {
+		r.Census.print(w)
 	}
+	r.printDistance(w)
 	if len(r.Plans) > 0 {
 		fmt.Fprintln(w, "\nplans of the hot statements (EXPLAIN on the run's ledger):")
 		for _, pl := range r.Plans {
