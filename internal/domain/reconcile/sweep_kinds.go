@@ -184,12 +184,12 @@ func (s *Sweeper) oldOutbox(ctx context.Context, w walkAt) (metrics.SweepKind, m
 }
 
 // stockCounters: a limited product's Redis counter that differs from the
-// ledger by the same amount at two passes in a row is reset from it (the
-// compare-and-set resync). A gap that outlasts a pass is no take in flight
-// but a fault — a process killed between its take and its commit, a restore
-// Redis refused, a replica that lost writes — and the create's own short
-// check only sees a counter that runs out, not one that is merely low or
-// high. A missing counter is left alone: the next take builds it.
+// ledger by the same amount at two passes in a row, the counter not moved
+// between them, is reset from it (the compare-and-set resync; the rule is
+// stock.StuckGap). Such a gap is no take in flight but a fault — a process
+// killed between its take and its commit, a restore Redis refused, a
+// replica that lost writes — and the create's own short check only sees a
+// counter that runs out, not one that is merely low or high. A missing counter is left alone: the next take builds it.
 func (s *Sweeper) stockCounters(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
 	var count metrics.SweepKind
 	cur := w.cur
@@ -223,7 +223,7 @@ func (s *Sweeper) stockCounters(ctx context.Context, w walkAt) (metrics.SweepKin
 func (s *Sweeper) gapMemory() time.Duration { return max(6*s.Budget, time.Minute) }
 
 func (s *Sweeper) checkCounter(ctx context.Context, p *model.Product, now time.Time) (bool, error) {
-	v, ok, err := s.Stock.Get(ctx, p.ID)
+	v, ok, err := s.Stock.Sample(ctx, p.ID)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -231,9 +231,8 @@ func (s *Sweeper) checkCounter(ctx context.Context, p *model.Product, now time.T
 	if err != nil {
 		return false, err
 	}
-	gap := n - v
-	prev, had, err := s.Stock.NoteGap(ctx, p.ID, gap, s.gapMemory())
-	if err != nil || gap == 0 || !had || prev != gap {
+	stuck, err := s.Stock.StuckGap(ctx, p.ID, v, n, s.gapMemory())
+	if err != nil || !stuck {
 		return false, err
 	}
 	if err := s.Stock.Resync(ctx, p.ID, order.SnapshotFor(ctx, s.Store, p, now)); err != nil {
@@ -243,7 +242,7 @@ func (s *Sweeper) checkCounter(ctx context.Context, p *model.Product, now time.T
 		return false, err
 	}
 	s.Log.Warn("stock counter differed from the ledger for a whole pass; reset from it",
-		zap.Int64("product_id", p.ID), zap.Int64("ledger_stock", n), zap.Int64("counter", v))
+		zap.Int64("product_id", p.ID), zap.Int64("ledger_stock", n), zap.Int64("counter", v.Count))
 	return true, nil
 }
 

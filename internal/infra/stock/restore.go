@@ -40,6 +40,7 @@ const (
 //
 //	KEYS[1] the product's stock counter
 //	KEYS[2] the order's restore marker (same hash tag)
+//	KEYS[3] the counter's moves (same hash tag)
 //	ARGV[1] quantity to give back
 //	ARGV[2] marker lifetime in seconds
 //	returns 1 if it restored now, 0 if the marker says it already did,
@@ -48,13 +49,14 @@ var restoreScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) == false then return 0 end
 redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('INCR', KEYS[3])
 return 1
 `)
 
 // Restore applies a committed restore stock-flow to Redis once per order and flow type.
 func (c *Counter) Restore(ctx context.Context, productID int64, orderNo string, flowType model.FlowKind, qty int, markerTTL time.Duration) (RestoreResult, error) {
 	n, err := restoreScript.Run(ctx, c.rdb,
-		[]string{Key(productID), RestoreMarkerKey(productID, orderNo, flowType)},
+		[]string{Key(productID), RestoreMarkerKey(productID, orderNo, flowType), MovesKey(productID)},
 		qty, int(markerTTL.Seconds())).Int()
 	return RestoreResult(n), err
 }

@@ -16,7 +16,8 @@ import (
 // second run finds the counter moved (or equal) and changes nothing wrong.
 //
 //	KEYS[1]    the product's stock counter
-//	KEYS[2..n] restore markers of flows included in the count (same hash tag)
+//	KEYS[2]    the counter's moves (same hash tag)
+//	KEYS[3..n] restore markers of flows included in the count (same hash tag)
 //	ARGV[1]    the value read before the database ("" = it was missing)
 //	ARGV[2]    the database count
 //	ARGV[3]    marker lifetime in seconds
@@ -25,7 +26,8 @@ var casScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if (v or '') ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
-for i = 2, #KEYS do redis.call('SET', KEYS[i], '1', 'NX', 'EX', ARGV[3]) end
+redis.call('INCR', KEYS[2])
+for i = 3, #KEYS do redis.call('SET', KEYS[i], '1', 'NX', 'EX', ARGV[3]) end
 return 1
 `)
 
@@ -72,7 +74,7 @@ func (c *Counter) Resync(ctx context.Context, productID int64, snapshot func() (
 		if err != nil {
 			return err
 		}
-		keys := []string{key}
+		keys := []string{key, MovesKey(productID)}
 		for _, r := range restored {
 			keys = append(keys, RestoreMarkerKey(productID, r.OrderNo, r.FlowType))
 		}
@@ -101,7 +103,7 @@ func (c *Counter) Build(ctx context.Context, productID int64, snapshot func() (i
 	if err != nil {
 		return false, err
 	}
-	keys := []string{key}
+	keys := []string{key, MovesKey(productID)}
 	for _, r := range restored {
 		keys = append(keys, RestoreMarkerKey(productID, r.OrderNo, r.FlowType))
 	}

@@ -49,3 +49,43 @@ func TestTakeThroughAStalledReplyTakesOnce(t *testing.T) {
 		t.Fatalf("after two takes of 1 from 10 the counter is %d, want 8: one stalled reply took %d", n, 9-n)
 	}
 }
+
+// A gap is stuck only when the pass before saw the same one with the
+// counter not moved since: a take between the passes (other takes in
+// flight, the same number) is not, a SET from outside the scripts (a
+// fault) does not move the counter, and no gap is never stuck.
+func TestStuckGapNeedsAnUnmovedCounter(t *testing.T) {
+	rdb := testenv.Redis(t)
+	ctx := context.Background()
+	c := stock.NewCounter(rdb)
+	const p, ttl = 41, time.Minute
+	note := func(ledger int64) bool {
+		t.Helper()
+		s, ok, err := c.Sample(ctx, p)
+		if err != nil || !ok {
+			t.Fatalf("sample: %v %v", ok, err)
+		}
+		stuck, err := c.StuckGap(ctx, p, s, ledger, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stuck
+	}
+	rdb.Set(ctx, stock.Key(p), 7, 0)
+	if note(10) {
+		t.Error("a gap seen once is stuck")
+	}
+	if _, err := c.Take(ctx, p, "t1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if note(9) {
+		t.Error("the same gap after a take is stuck")
+	}
+	if !note(9) {
+		t.Error("the same gap with the counter unmoved is not stuck")
+	}
+	rdb.Set(ctx, stock.Key(p), 9, 0)
+	if note(9) || note(9) {
+		t.Error("no gap is stuck")
+	}
+}

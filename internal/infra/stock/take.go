@@ -25,6 +25,7 @@ func TakeMarkerKey(productID int64, token string) string {
 //
 //	KEYS[1] the product's stock counter
 //	KEYS[2] the take's marker (same hash tag)
+//	KEYS[3] the counter's moves (same hash tag)
 //	ARGV[1] quantity wanted (positive integer)
 //	ARGV[2] marker lifetime in seconds
 //	ARGV[3] "1" to take even below zero (the ledger said there is stock)
@@ -36,6 +37,7 @@ local v = redis.call('GET', KEYS[1])
 if not v then return -1 end
 if ARGV[3] ~= '1' and tonumber(v) < tonumber(ARGV[1]) then return 0 end
 redis.call('DECRBY', KEYS[1], ARGV[1])
+redis.call('INCR', KEYS[3])
 redis.call('SET', KEYS[2], 'taken', 'EX', ARGV[2])
 return 1
 `)
@@ -46,6 +48,7 @@ return 1
 //
 //	KEYS[1] the product's stock counter
 //	KEYS[2] the take's marker (same hash tag)
+//	KEYS[3] the counter's moves (same hash tag)
 //	ARGV[1] quantity to add back
 //	ARGV[2] marker lifetime in seconds
 //	returns 1 if given back now, 0 if an earlier send did, -1 if the counter
@@ -55,6 +58,7 @@ if redis.call('GET', KEYS[2]) == 'returned' then return 0 end
 redis.call('SET', KEYS[2], 'returned', 'EX', ARGV[2])
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('INCR', KEYS[3])
 return 1
 `)
 
@@ -73,7 +77,7 @@ func (c *Counter) TakeAnyway(ctx context.Context, productID int64, token string,
 }
 
 func (c *Counter) take(ctx context.Context, productID int64, token string, qty int, force string) (Outcome, error) {
-	n, err := takeScript.Run(ctx, c.rdb, []string{Key(productID), TakeMarkerKey(productID, token)},
+	n, err := takeScript.Run(ctx, c.rdb, []string{Key(productID), TakeMarkerKey(productID, token), MovesKey(productID)},
 		qty, int(TakeMarkerTTL.Seconds()), force).Int()
 	if err != nil {
 		return Missing, err
@@ -84,6 +88,6 @@ func (c *Counter) take(ctx context.Context, productID int64, token string, qty i
 // Put gives back what the take with token took, once, to an existing counter.
 // Call it only for a take that answered Taken.
 func (c *Counter) Put(ctx context.Context, productID int64, token string, qty int) error {
-	return putScript.Run(ctx, c.rdb, []string{Key(productID), TakeMarkerKey(productID, token)},
+	return putScript.Run(ctx, c.rdb, []string{Key(productID), TakeMarkerKey(productID, token), MovesKey(productID)},
 		qty, int(TakeMarkerTTL.Seconds())).Err()
 }
