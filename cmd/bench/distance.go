@@ -117,12 +117,7 @@ func distanceProduct(ctx context.Context, e *benchEnv, res *DistanceResult, prob
 		return err
 	}
 	defer done()
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = s.stop()
-		}
-	}()
+	defer func() { _ = s.stop() }()
 	need := int(1.2*expected*(p.Warmup.D()+p.Steady.D()).Seconds()) + 2000
 	if err := ensureFixtures(ctx, e, s, need, false); err != nil {
 		return err
@@ -166,7 +161,6 @@ func distanceProduct(ctx context.Context, e *benchEnv, res *DistanceResult, prob
 	}
 	logf("distance: closed loop %.0f orders/s, paid→finished p50 %.1f ms p99 %.1f ms; ratio %.2f; SQL %.2f + %.2f, Redis %.2f + %.2f round trips an order (api + workers)",
 		c.OrdersPerS, c.PaidToFinished.P50, c.PaidToFinished.P99, res.Ratio, res.API.SQL, res.Workers.SQL, res.API.Redis, res.Workers.Redis)
-	stopped = true
 	return s.stop()
 }
 

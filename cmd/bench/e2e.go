@@ -19,12 +19,7 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 		return err
 	}
 	defer done()
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = s.stop()
-		}
-	}()
+	defer func() { _ = s.stop() }()
 	// Keys for the closed loop at up to 1.2× the floor, the half load, and margin.
 	need := int(1.2*expected*(p.Warmup.D()+p.Steady.D()).Seconds()+0.6*expected*p.HalfTime.D().Seconds()) + 2000
 	t := time.Now()
@@ -99,7 +94,6 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 	}
 	r.Resources = append(r.Resources, Resource{Process: productCPUTotal, CPUSeconds: round2(total.CPUSeconds), CPUPer1k: round2(total.CPUPer1k),
 		Note: "compare the floor's MariaDB + bench CPU per order"})
-	stopped = true
 	return s.stop()
 }
 

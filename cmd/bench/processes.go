@@ -95,6 +95,7 @@ type stack struct {
 	api     *benchChild
 	workers []*benchChild
 	apiURL  string
+	stopped bool // stop has run
 }
 
 // stackConfig is what differs between the bench's starts.
@@ -176,8 +177,13 @@ func (s *stack) all() []*benchChild {
 }
 
 // stop ends the API first (no new work), then the workers; every process
-// must exit 0 after SIGTERM.
+// must exit 0 after SIGTERM. A second stop does nothing, so a phase can
+// defer one and still return the first one's error.
 func (s *stack) stop() error {
+	if s.stopped {
+		return nil
+	}
+	s.stopped = true
 	var errs []error
 	for _, c := range s.all() {
 		if err := c.Stop(30 * time.Second); err != nil {
