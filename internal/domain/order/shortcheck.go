@@ -14,7 +14,11 @@ import (
 // the ledger by the same amount at two checks at least an interval apart is
 // repaired from the ledger: a gap that lasted that long is not a take in
 // flight or a restore a moment from landing, but a fault (a process dead
-// between take and commit, a restore Redis refused).
+// between take and commit, a restore Redis refused). Unlike the sweep's
+// check (stock.Gap.Stuck) it does not ask for a counter unmoved between the
+// two checks: a short counter moves with every create taking anyway, and
+// never climbs back by itself, so waiting for it to stand still would leave
+// it short for as long as sales go on.
 const ShortCheckInterval = time.Second
 
 // shortCheck is the last ledger check of one product's short counter.

@@ -189,7 +189,8 @@ func (s *Sweeper) oldOutbox(ctx context.Context, w walkAt) (metrics.SweepKind, m
 // stock.StuckGap). Such a gap is no take in flight but a fault — a process
 // killed between its take and its commit, a restore Redis refused, a
 // replica that lost writes — and the create's own short check only sees a
-// counter that runs out, not one that is merely low or high. A missing counter is left alone: the next take builds it.
+// counter that runs out, not one that is merely low or high. A missing
+// counter is left alone: the next take builds it.
 func (s *Sweeper) stockCounters(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
 	var count metrics.SweepKind
 	cur := w.cur

@@ -91,3 +91,24 @@ func TestStuckGapNeedsAnUnmovedCounter(t *testing.T) {
 		}
 	}
 }
+
+// The rule both the sweep and a create's short check apply: a gap is a
+// fault only if the look before saw the same one and the counter did not
+// move between them.
+func TestGapStuck(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		prev, now stock.Gap
+		want      bool
+	}{
+		{"same gap, counter unmoved", stock.Gap{Size: 3, Moves: 7}, stock.Gap{Size: 3, Moves: 7}, true},
+		{"same gap above the ledger, unmoved", stock.Gap{Size: -2, Moves: 7}, stock.Gap{Size: -2, Moves: 7}, true},
+		{"same gap, counter moved (other takes in flight)", stock.Gap{Size: 3, Moves: 7}, stock.Gap{Size: 3, Moves: 10}, false},
+		{"another gap", stock.Gap{Size: 3, Moves: 7}, stock.Gap{Size: 2, Moves: 7}, false},
+		{"no gap", stock.Gap{Moves: 7}, stock.Gap{Moves: 7}, false},
+	} {
+		if got := c.now.Stuck(c.prev); got != c.want {
+			t.Errorf("%s: Stuck = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
