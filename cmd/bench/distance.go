@@ -49,11 +49,11 @@ const probeRounds = 100
 // front of MariaDB and Redis.
 func phaseDistance(ctx context.Context, e *benchEnv, r *Report, rig *floorRig, expected float64) error {
 	p := e.params
-	each := p.RTT.D() / 2
-	res := &DistanceResult{RTTMs: float64(p.RTT.D()) / 1e6, Delay: "bench's own proxies, " + msText(each) + " each way"}
+	rtt := p.RTT.D()
+	res := &DistanceResult{RTTMs: float64(rtt) / 1e6, Delay: "bench's own proxies, answers held " + msText(rtt) + " (the round trip on the way back)"}
 	r.Distance = res
 	logf("distance: MariaDB and Redis %s away (delay: %s)", msText(p.RTT.D()), res.Delay)
-	probe, err := newRTTProbe(ctx, p, each)
+	probe, err := newRTTProbe(ctx, p, rtt)
 	if err != nil {
 		return fmt.Errorf("probe: %w", err)
 	}
@@ -64,20 +64,20 @@ func phaseDistance(ctx context.Context, e *benchEnv, r *Report, rig *floorRig, e
 	logf("distance: SELECT 1 direct %.3f ms, through the proxy %.3f ms, delayed %.3f ms (added %.3f ms)",
 		res.Probe.SQL.DirectMs, res.Probe.SQL.HopMs, res.Probe.SQL.DelayedMs, res.Probe.SQL.AddedMs)
 	if rig != nil {
-		if err := distanceFloor(ctx, rig, res, each); err != nil {
+		if err := distanceFloor(ctx, rig, res, rtt); err != nil {
 			return err
 		}
 	}
-	return distanceProduct(ctx, e, res, probe, each, expected)
+	return distanceProduct(ctx, e, res, probe, rtt, expected)
 }
 
 // distanceFloor measures the floor's points through one delaying proxy.
-func distanceFloor(ctx context.Context, rig *floorRig, res *DistanceResult, each time.Duration) error {
+func distanceFloor(ctx context.Context, rig *floorRig, res *DistanceResult, rtt time.Duration) error {
 	mysqlAddr, err := mysqlHostPort(rig.server)
 	if err != nil {
 		return err
 	}
-	px, err := startProxy(mysqlAddr, serveMySQL, newRoundTripCounter(), each)
+	px, err := startProxy(mysqlAddr, serveMySQL, newRoundTripCounter(), rtt)
 	if err != nil {
 		return err
 	}
@@ -105,9 +105,9 @@ func distanceFloor(ctx context.Context, rig *floorRig, res *DistanceResult, each
 // distanceProduct runs the closed loop on a stack whose API and workers
 // reach MariaDB and Redis through their own delaying proxies, timing the
 // distance alongside.
-func distanceProduct(ctx context.Context, e *benchEnv, res *DistanceResult, probe *rttProbe, each time.Duration, expected float64) error {
+func distanceProduct(ctx context.Context, e *benchEnv, res *DistanceResult, probe *rttProbe, rtt time.Duration, expected float64) error {
 	p := e.params
-	px, err := startProxies(p, newRoundTripCounter, each)
+	px, err := startProxies(p, newRoundTripCounter, rtt)
 	if err != nil {
 		return err
 	}

@@ -42,14 +42,14 @@ type rttProbe struct {
 	redisT [probeWays][]time.Duration
 }
 
-func newRTTProbe(ctx context.Context, p Params, delay time.Duration) (*rttProbe, error) {
+func newRTTProbe(ctx context.Context, p Params, rtt time.Duration) (*rttProbe, error) {
 	mysqlAddr, err := mysqlHostPort(p.MySQL)
 	if err != nil {
 		return nil, err
 	}
 	pr := &rttProbe{}
 	sqlVia, redisVia := []string{p.MySQL}, []string{p.RedisAddr}
-	for _, d := range []time.Duration{0, delay} {
+	for _, d := range []time.Duration{0, rtt} {
 		ps, err := startProxy(mysqlAddr, serveMySQL, newRoundTripCounter(), d)
 		if err != nil {
 			pr.close()

@@ -37,7 +37,7 @@ type Params struct {
 	GroupSize   int      `json:"group_size"`            // participants of the settled group
 	GroupLead   Duration `json:"group_lead"`            // deadline distance from the group's creation
 	Census      int      `json:"census_orders"`         // orders run through the counting proxies
-	RTT         Duration `json:"distance_rtt"`          // distance: the round trip added to MariaDB and Redis (half each way)
+	RTT         Duration `json:"distance_rtt"`          // distance: the round trip added to MariaDB and Redis (on the answers)
 	Preload     int      `json:"preload_orders"`        // growth: finished orders pre-loaded (0: no pre-load, no second closed loop)
 	PreloadKeys int      `json:"preload_unsold_keys"`   // growth: unsold keys pre-loaded beside them
 	Pending     int      `json:"pending_orders"`        // growth: pending orders the sweep and reconciliation passes walk (0: no passes)
@@ -154,7 +154,7 @@ func parseParams(args []string) (Params, error) {
 	fs.IntVar(&p.GroupSize, "group-size", p.GroupSize, "participants of the settled group")
 	fs.Var(&p.GroupLead, "group-lead", "group deadline distance from its creation (joins must fit before it)")
 	fs.IntVar(&p.Census, "census-orders", p.Census, "orders run through the counting proxies (round trips per order)")
-	fs.Var(&p.RTT, "rtt", "distance: the round trip the bench's delaying proxies add to MariaDB and Redis, half each way")
+	fs.Var(&p.RTT, "rtt", "distance: the round trip the bench's delaying proxies add to MariaDB and Redis (they hold each answer that long)")
 	fs.IntVar(&p.Preload, "preload", p.Preload, "growth: finished orders pre-loaded into the ledger (with their events, payments, effects, stock flows and keys) before the closed loop runs again; 0 skips both")
 	fs.IntVar(&p.PreloadKeys, "preload-keys", p.PreloadKeys, "growth: unsold card keys pre-loaded beside them")
 	fs.IntVar(&p.Pending, "pending", p.Pending, "growth: pending orders one sweep pass and one reconciliation pass walk (timed; deleted afterwards); 0 skips the passes")

@@ -9,12 +9,20 @@ import (
 // proxy is the bench's TCP proxy: a loopback listener in front of one
 // upstream, each accepted connection given its own upstream connection and
 // served by a protocol's forwarder, which tallies into counts what it reads
-// (the census), while each direction's writes can be held back a fixed delay
-// (the distance phase): it counts, delays, or both.
+// (the census), while the answers can be held back a round trip (the
+// distance phase): it counts, delays, or both.
+//
+// The whole round trip is taken on the way back: a request reaches the
+// server at once and its answer reaches the client rtt later. A client
+// sees the same distance as with half of it each way (every exchange, and
+// every message one process sends another through MariaDB or Redis,
+// crosses the wire once each way), and the proxy holds and wakes for half
+// as many chunks: each costs it a timer and a wake-up of CPU the product
+// shares, where a real network would cost the product none.
 type proxy struct {
 	ln       net.Listener
 	upstream string
-	pace     *pacer // the delay each way; nil: none
+	pace     *pacer // the answers' delay, a whole round trip; nil: none
 	counts   *counter
 }
 
@@ -22,14 +30,14 @@ type proxy struct {
 // the client sends; it returns when the client is done.
 type forwarder func(counts *counter, client, server net.Conn)
 
-// startProxy listens in front of upstream until it is closed; every write
-// in either direction leaves delay after it was read (none when 0).
-func startProxy(upstream string, serve forwarder, counts *counter, delay time.Duration) (*proxy, error) {
+// startProxy listens in front of upstream until it is closed; what the
+// server answers reaches the client rtt after it was read (none when 0).
+func startProxy(upstream string, serve forwarder, counts *counter, rtt time.Duration) (*proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{ln: ln, upstream: upstream, pace: newPacer(delay), counts: counts}
+	p := &proxy{ln: ln, upstream: upstream, pace: newPacer(rtt), counts: counts}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -49,9 +57,8 @@ func (p *proxy) pipe(clientConn net.Conn, serve forwarder) {
 	if err != nil {
 		return
 	}
-	server := delayed(serverConn, p.pace)
-	defer server.Close()
-	serve(p.counts, client, server)
+	defer serverConn.Close()
+	serve(p.counts, client, serverConn)
 }
 
 func (p *proxy) addr() string { return p.ln.Addr().String() }
@@ -68,8 +75,8 @@ type proxies struct {
 }
 
 // startProxies starts the four, each with its own counter from newCounts
-// and the given delay each way.
-func startProxies(p Params, newCounts func() *counter, delay time.Duration) (*proxies, error) {
+// and the given round trip.
+func startProxies(p Params, newCounts func() *counter, rtt time.Duration) (*proxies, error) {
 	mysqlAddr, err := mysqlHostPort(p.MySQL)
 	if err != nil {
 		return nil, err
@@ -83,7 +90,7 @@ func startProxies(p Params, newCounts func() *counter, delay time.Duration) (*pr
 		{&px.apiSQL, mysqlAddr, serveMySQL}, {&px.workerSQL, mysqlAddr, serveMySQL},
 		{&px.apiRedis, p.RedisAddr, serveRedis}, {&px.workerRedis, p.RedisAddr, serveRedis},
 	} {
-		if *v.at, err = startProxy(v.upstream, v.serve, newCounts(), delay); err != nil {
+		if *v.at, err = startProxy(v.upstream, v.serve, newCounts(), rtt); err != nil {
 			px.close()
 			return nil, err
 		}
