@@ -205,13 +205,15 @@ func agreeing(a, b healState) healState {
 
 // forgetShare deletes a share of asynq's waiting tasks (pending, scheduled,
 // retrying: the task hash and its entry in the queue's list or set) and of
-// the stock counters, and asynq's queue registry (which its processes fill
-// only once each), leaving the epoch marker and everything else alone.
-func (r *redisServer) forgetShare(ctx context.Context, rng *rand.Rand, share float64) (taskN, counterN int, err error) {
+// the stock keys — counters, and the keys beside them (moves counts, gap
+// notes, take markers) — and asynq's queue registry (which its processes
+// fill only once each), leaving the epoch marker, the restore markers and
+// everything else alone.
+func (r *redisServer) forgetShare(ctx context.Context, rng *rand.Rand, share float64) (lost forgotten, err error) {
 	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
 	defer rdb.Close()
 	if err := rdb.Del(ctx, tasks.QueueRegistryKey).Err(); err != nil {
-		return 0, 0, err
+		return lost, err
 	}
 	queues := map[string]bool{}
 	for _, q := range queueOf {
@@ -221,35 +223,44 @@ func (r *redisServer) forgetShare(ctx context.Context, rng *rand.Rand, share flo
 		prefix := "asynq:{" + q + "}:"
 		pending, err := rdb.LRange(ctx, prefix+"pending", 0, -1).Result()
 		if err != nil {
-			return taskN, counterN, err
+			return lost, err
 		}
 		for _, id := range pending {
 			if rng.Float64() < share {
 				rdb.LRem(ctx, prefix+"pending", 0, id)
 				rdb.Del(ctx, prefix+"t:"+id)
-				taskN++
+				lost.tasks++
 			}
 		}
 		for _, set := range []string{"scheduled", "retry"} {
 			ids, err := rdb.ZRange(ctx, prefix+set, 0, -1).Result()
 			if err != nil {
-				return taskN, counterN, err
+				return lost, err
 			}
 			for _, id := range ids {
 				if rng.Float64() < share {
 					rdb.ZRem(ctx, prefix+set, id)
 					rdb.Del(ctx, prefix+"t:"+id)
-					taskN++
+					lost.tasks++
 				}
 			}
 		}
 	}
 	iter := rdb.Scan(ctx, 0, "stock:{p*}", 500).Iterator()
 	for iter.Next(ctx) {
-		if k := iter.Val(); !strings.Contains(k, ":restored:") && rng.Float64() < share {
-			rdb.Del(ctx, k)
-			counterN++
+		k := iter.Val()
+		if strings.Contains(k, ":restored:") || rng.Float64() >= share {
+			continue
+		}
+		rdb.Del(ctx, k)
+		if strings.HasSuffix(k, "}") { // the counter itself (stock.Key)
+			lost.counters++
+		} else {
+			lost.beside++
 		}
 	}
-	return taskN, counterN, iter.Err()
+	return lost, iter.Err()
 }
+
+// forgotten is what forgetShare deleted.
+type forgotten struct{ tasks, counters, beside int }

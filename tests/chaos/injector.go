@@ -111,8 +111,8 @@ func (in *injector) inject(ctx context.Context, f fault) {
 		_ = c.db.WaitReady(context.WithoutCancel(ctx), 60*time.Second)
 		in.takeovers.ledgerDown(down, time.Now())
 	case FaultRedisPartial:
-		tasks, counters, err := c.redis.forgetShare(ctx, in.rng(f), f.share)
-		in.out.Printf("redis-partial: deleted %d tasks and %d stock counters (err %v)", tasks, counters, err)
+		lost, err := c.redis.forgetShare(ctx, in.rng(f), f.share)
+		in.out.Printf("redis-partial: deleted %d tasks, %d stock counters and %d stock keys beside them (err %v)", lost.tasks, lost.counters, lost.beside, err)
 	case FaultWorkersAcrossSlot:
 		// Down from just before a reconciliation slot to just after it.
 		slot := time.Now().Truncate(reconcileEvery).Add(reconcileEvery)
