@@ -192,23 +192,29 @@ func (s *Store) NoteWebhookFailure(ctx context.Context, id int64, why string, ne
 	return err
 }
 
-// RequeueWebhookLater gives an undelivered webhook a new delivery task
+// BumpWebhookGen gives an undelivered webhook a new delivery task
 // generation due now (the sweep, for one whose task was lost or archived;
-// an operator's retry) and writes its task in the same transaction; the
-// caller runs it in InTx. A lease is left as it is: a post in flight keeps
-// it until its outcome is written, and the new task waits for that (or
-// for the lease to run out, when the post's worker died), so two posts of
-// one event never overlap. false means it was delivered meanwhile or
-// someone else re-queued it first.
-func (s *Store) RequeueWebhookLater(ctx context.Context, w *Webhook, now time.Time) (bool, error) {
+// an operator's retry); the caller queues that generation's task in the
+// same transaction (MoveAndQueue with WebhookTask). A lease is left as it
+// is: a post in flight keeps it until its outcome is written, and the new
+// task waits for that (or for the lease to run out, when the post's worker
+// died), so two posts of one event never overlap. false means it was
+// delivered meanwhile, someone else re-queued it first, or webhooks are off.
+func (s *Store) BumpWebhookGen(ctx context.Context, w *Webhook, now time.Time) (bool, error) {
 	if s.hooks == nil {
 		return false, nil
 	}
 	n, err := s.exec(ctx,
 		`UPDATE webhooks SET task_gen = ?, next_attempt_at = ? WHERE id = ? AND task_gen = ? AND delivered_at IS NULL`,
 		w.TaskGen+1, now, w.ID, w.TaskGen)
-	if err != nil || n != 1 {
-		return false, err
+	return n == 1, err
+}
+
+// WebhookTask is the delivery task of an event's generation gen, due at
+// (svc's task table builds it: SetWebhooks); nil when webhooks are off.
+func (s *Store) WebhookTask(eventID string, gen int, at time.Time) *OutboxRow {
+	if s.hooks == nil {
+		return nil
 	}
-	return true, s.InsertOutboxLater(ctx, s.hooks.Task(w.EventID, w.TaskGen+1, now))
+	return s.hooks.Task(eventID, gen, at)
 }

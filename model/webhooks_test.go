@@ -31,10 +31,9 @@ func TestRequeueWebhookKeepsAHeldLease(t *testing.T) {
 		t.Fatalf("first delivery's lease: %v, %v; want it taken", ok, err)
 	}
 
-	var requeued bool
-	err = b.store.InTx(b.ctx, func(tx *model.Store) (err error) {
-		requeued, err = tx.RequeueWebhookLater(b.ctx, w, b.now.Add(time.Second))
-		return err
+	at := b.now.Add(time.Second)
+	requeued, err := b.store.MoveAndQueue(b.ctx, b.store.WebhookTask(eventID, w.TaskGen+1, at), func(tx *model.Store) (bool, error) {
+		return tx.BumpWebhookGen(b.ctx, w, at)
 	})
 	if err != nil || !requeued {
 		t.Fatalf("re-queue: %v, %v; want a new generation", requeued, err)

@@ -114,14 +114,17 @@ func (s *Service) Retry(ctx context.Context, eventID string) (View, error) {
 // now, the task written in the same transaction and sent after its commit;
 // false means it moved on (delivered, or re-queued by someone else).
 func (s *Service) Requeue(ctx context.Context, w *model.Webhook) (bool, error) {
-	var ok bool
 	now := s.Clock.Now()
-	err := s.Store.InTx(ctx, func(tx *model.Store) (err error) {
-		if ok, err = tx.RequeueWebhookLater(ctx, w, now); err != nil || !ok {
-			return err
+	row := s.Store.WebhookTask(w.EventID, w.TaskGen+1, now)
+	if row == nil {
+		return false, nil // webhooks are off: nothing delivers them
+	}
+	ok, err := s.Store.MoveAndQueue(ctx, row, func(tx *model.Store) (bool, error) {
+		if ok, err := tx.BumpWebhookGen(ctx, w, now); err != nil || !ok {
+			return false, err
 		}
 		// An operator's retry is audited; the sweep's re-queue (no operator) is not.
-		return trail.Record(ctx, tx, now, trail.WebhookRetry, w.EventID, trail.Detail{"type": w.Type, "gen": w.TaskGen + 1, "attempts": w.Attempts})
+		return true, trail.Record(ctx, tx, now, trail.WebhookRetry, w.EventID, trail.Detail{"type": w.Type, "gen": w.TaskGen + 1, "attempts": w.Attempts})
 	})
 	if err != nil {
 		return false, fmt.Errorf("requeue webhook %s: %w", w.EventID, err)
