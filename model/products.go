@@ -2,8 +2,9 @@ package model
 
 import (
 	"context"
-	"orderflow/model/sqlexec"
 	"time"
+
+	"orderflow/model/sqlexec"
 )
 
 // Product is something a buyer can order.

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"orderflow/internal/domain/backlog"
 	"sort"
 	"strings"
 	"time"
 
+	"orderflow/internal/domain/backlog"
 	"orderflow/internal/infra/metrics"
 )
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"orderflow/internal/domain/statement"
 	"strconv"
 	"time"
 
+	"orderflow/internal/domain/statement"
 	"orderflow/internal/infra/metrics"
 )
 

@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"orderflow/internal/domain/order"
-	"orderflow/internal/domain/trail"
 	"sort"
 	"strings"
 	"time"
+
+	"orderflow/internal/domain/order"
+	"orderflow/internal/domain/trail"
 )
 
 // storyLine is one row of a story's timeline: a move or a note from the

@@ -3,9 +3,9 @@ package handler
 import (
 	"io"
 	"net/http"
-	"orderflow/internal/domain/bounds"
 	"time"
 
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/infra/sign"
 )

@@ -29,10 +29,10 @@ import (
 	"strconv"
 	"time"
 
-	"go.uber.org/zap"
-
 	"orderflow/internal/paysim"
 	"orderflow/svc"
+
+	"go.uber.org/zap"
 )
 
 func run(ctx context.Context, args []string) error {

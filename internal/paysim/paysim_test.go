@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"orderflow/internal/infra/sign"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const testSecret = "test-secret"

@@ -17,9 +17,9 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
-
 	"orderflow/internal/payfake"
+
+	"go.uber.org/zap"
 )
 
 // Sim is a payment-provider simulator. Create it with New; it is safe for

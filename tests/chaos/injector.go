@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"orderflow/internal/infra/failpoint"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // injector runs a schedule against a cluster.

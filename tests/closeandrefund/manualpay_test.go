@@ -2,12 +2,12 @@ package closeandrefund
 
 import (
 	"context"
-	"orderflow/internal/domain/bounds"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/testenv"
 	"orderflow/model"

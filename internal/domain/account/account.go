@@ -8,11 +8,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"orderflow/internal/domain/bounds"
 	"strings"
 	"time"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/ttlcache"

@@ -3,12 +3,12 @@ package account_test
 import (
 	"context"
 	"errors"
-	"orderflow/internal/domain/bounds"
 	"strings"
 	"testing"
 	"time"
 
 	"orderflow/internal/domain/account"
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/testenv"
 	"orderflow/model"

@@ -4,10 +4,10 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"orderflow/internal/domain/bounds"
 	"strings"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/stock"

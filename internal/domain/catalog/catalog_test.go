@@ -2,12 +2,12 @@ package catalog_test
 
 import (
 	"context"
-	"orderflow/internal/domain/bounds"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/catalog"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/stock"

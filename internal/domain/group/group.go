@@ -9,11 +9,11 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
-	"orderflow/internal/domain/bounds"
 	"strings"
 	"time"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/tasks"
 	"orderflow/model"

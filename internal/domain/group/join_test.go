@@ -2,13 +2,13 @@ package group_test
 
 import (
 	"errors"
-	"orderflow/internal/domain/bounds"
-	"orderflow/internal/testenv"
 	"strings"
 	"testing"
 	"time"
 
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/group"
+	"orderflow/internal/testenv"
 	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"

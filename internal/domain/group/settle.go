@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"orderflow/internal/domain/bounds"
 	"strings"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/infra/failpoint"
 	"orderflow/model"
 

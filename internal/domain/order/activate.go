@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"orderflow/internal/domain/bounds"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/bounds"
 	"orderflow/model"
 
 	"go.uber.org/zap"

@@ -3,9 +3,9 @@ package order
 import (
 	"context"
 	"fmt"
-	"orderflow/internal/domain/bounds"
 	"sync"
 
+	"orderflow/internal/domain/bounds"
 	"orderflow/model"
 
 	"go.uber.org/zap"

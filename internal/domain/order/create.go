@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"orderflow/internal/domain/bounds"
 	"strconv"
 
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/infra/failpoint"
 	"orderflow/model"
 

@@ -2,12 +2,12 @@ package order
 
 import (
 	"context"
-	"orderflow/internal/domain/bounds"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/trail"
 	"orderflow/internal/infra/pay"
 	"orderflow/model"

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"orderflow/internal/domain/bounds"
 	"unicode/utf8"
 
 	"orderflow/internal/domain/apperr"
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/domain/trail"
 	"orderflow/model"

@@ -11,8 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"orderflow/internal/domain/bounds"
 
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/dispute"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/domain/refund"

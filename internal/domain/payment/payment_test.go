@@ -6,10 +6,10 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"orderflow/internal/domain/bounds"
 	"strings"
 	"testing"
 
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/payment"
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"

@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"orderflow/internal/domain/refund"
 	"testing"
 	"time"
 
+	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/paysim"

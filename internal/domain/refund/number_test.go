@@ -1,10 +1,10 @@
 package refund_test
 
 import (
-	"orderflow/internal/domain/refund"
 	"strings"
 	"testing"
 
+	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"
 )
 

@@ -2,11 +2,11 @@ package refund_test
 
 import (
 	"errors"
-	"orderflow/internal/domain/refund"
-	"orderflow/internal/testenv"
 	"testing"
 
+	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"
+	"orderflow/internal/testenv"
 	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"

@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"orderflow/internal/domain/bounds"
 	"time"
 
+	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/order"
 	"orderflow/internal/infra/pay"
 	"orderflow/model"

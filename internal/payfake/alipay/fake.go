@@ -16,9 +16,10 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
-	"orderflow/internal/payfake"
 	"sync"
 	"time"
+
+	"orderflow/internal/payfake"
 
 	sdk "github.com/smartwalle/alipay/v3"
 )

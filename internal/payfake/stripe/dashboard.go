@@ -3,6 +3,7 @@ package stripe
 import (
 	"context"
 	"fmt"
+
 	"orderflow/internal/payfake"
 )
 

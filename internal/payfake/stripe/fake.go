@@ -14,10 +14,11 @@ package stripe
 import (
 	"net/http"
 	"net/http/httptest"
-	"orderflow/internal/payfake"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"orderflow/internal/payfake"
 )
 
 // Fake is one running Stripe. Its switches may be flipped at any time.

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"orderflow/internal/payfake"
 	"time"
+
+	"orderflow/internal/payfake"
 
 	sdk "github.com/stripe/stripe-go/v83"
 	"github.com/stripe/stripe-go/v83/webhook"

@@ -16,10 +16,11 @@ import (
 	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
-	"orderflow/internal/payfake"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"orderflow/internal/payfake"
 )
 
 // Keys are the settings an orderflow merchant account needs to talk to the

@@ -8,8 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"orderflow/internal/payfake"
 	"time"
+
+	"orderflow/internal/payfake"
 )
 
 // Notification is one signed notification, ready to POST (or to spoil).

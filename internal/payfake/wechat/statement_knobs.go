@@ -3,6 +3,7 @@ package wechat
 import (
 	"context"
 	"fmt"
+
 	"orderflow/internal/payfake"
 )
 

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"orderflow/internal/infra/pay"
+
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/text/encoding/simplifiedchinese"
-
-	"orderflow/internal/infra/pay"
 )
 
 // detailZip zips text, GBK-encoded, as the detail file of a bill.

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/alipay"
 	"orderflow/internal/infra/pay/paytest"
 	fake "orderflow/internal/payfake/alipay"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // shanghai is the bill's calendar (UTC+8 all year).

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/paysim"
 	"orderflow/internal/infra/pay/paytest"
 	"orderflow/internal/infra/sign"
 	sim "orderflow/internal/paysim"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const secret = "statement-secret"

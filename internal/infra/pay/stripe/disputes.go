@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	sdk "github.com/stripe/stripe-go/v83"
-
 	"orderflow/internal/infra/pay"
+
+	sdk "github.com/stripe/stripe-go/v83"
 )
 
 // disputeEvents are the dispute event types Parse maps: each carries the

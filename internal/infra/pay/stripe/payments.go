@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	sdk "github.com/stripe/stripe-go/v83"
-
 	"orderflow/internal/infra/pay"
+
+	sdk "github.com/stripe/stripe-go/v83"
 )
 
 // metaOrderNo is the metadata key that ties a PaymentIntent to its order.

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	sdk "github.com/stripe/stripe-go/v83"
-
 	"orderflow/internal/infra/pay"
+
+	sdk "github.com/stripe/stripe-go/v83"
 )
 
 // metaRefundNo ties a Stripe refund to orderflow's refund.

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/paytest"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // A refund made in the Dashboard arrives as refund.created with no

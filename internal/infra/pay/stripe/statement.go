@@ -17,9 +17,9 @@ import (
 	"fmt"
 	"time"
 
-	sdk "github.com/stripe/stripe-go/v83"
-
 	"orderflow/internal/infra/pay"
+
+	sdk "github.com/stripe/stripe-go/v83"
 )
 
 var _ pay.Statements = (*Provider)(nil)

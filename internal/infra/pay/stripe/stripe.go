@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/stripe/stripe-go/v83"
-
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/tracing"
+
+	sdk "github.com/stripe/stripe-go/v83"
 )
 
 // DefaultAPIURL is Stripe's API, stripe-go's own default.

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net/http"
 
+	"orderflow/internal/infra/pay"
+
 	sdk "github.com/stripe/stripe-go/v83"
 	"github.com/stripe/stripe-go/v83/webhook"
-
-	"orderflow/internal/infra/pay"
 )
 
 // Parse checks Stripe-Signature (HMAC-SHA256 under the endpoint's secret,

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wechatpay-apiv3/wechatpay-go/services/payments"
-
 	"orderflow/internal/infra/pay"
+
+	"github.com/wechatpay-apiv3/wechatpay-go/services/payments"
 )
 
 // refundResource is the decrypted resource of a REFUND.* notification (the

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"orderflow/internal/infra/pay"
+
 	"github.com/wechatpay-apiv3/wechatpay-go/core"
 	"github.com/wechatpay-apiv3/wechatpay-go/services/payments"
 	"github.com/wechatpay-apiv3/wechatpay-go/services/payments/native"
-
-	"orderflow/internal/infra/pay"
 )
 
 // Checkout places a Native order: code_url is the QR code's content. WeChat

@@ -3,10 +3,10 @@ package wechat
 import (
 	"context"
 
+	"orderflow/internal/infra/pay"
+
 	"github.com/wechatpay-apiv3/wechatpay-go/core"
 	"github.com/wechatpay-apiv3/wechatpay-go/services/refunddomestic"
-
-	"orderflow/internal/infra/pay"
 )
 
 // Refund asks WeChat Pay to return the money with out_refund_no = refund_no:

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/paytest"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // A refund made in the merchant platform, notified as REFUND.SUCCESS:

@@ -29,9 +29,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wechatpay-apiv3/wechatpay-go/core"
-
 	"orderflow/internal/infra/pay"
+
+	"github.com/wechatpay-apiv3/wechatpay-go/core"
 )
 
 var _ pay.Statements = (*Provider)(nil)

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"orderflow/internal/domain/refund"
 	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/pay"
 	"orderflow/internal/infra/pay/paytest"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // bjt is Beijing time for the test's expectations.

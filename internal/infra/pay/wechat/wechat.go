@@ -20,6 +20,9 @@ import (
 	"strings"
 	"time"
 
+	"orderflow/internal/infra/pay"
+	"orderflow/internal/infra/tracing"
+
 	"github.com/wechatpay-apiv3/wechatpay-go/core"
 	"github.com/wechatpay-apiv3/wechatpay-go/core/auth/verifiers"
 	"github.com/wechatpay-apiv3/wechatpay-go/core/notify"
@@ -27,9 +30,6 @@ import (
 	"github.com/wechatpay-apiv3/wechatpay-go/services/payments/native"
 	"github.com/wechatpay-apiv3/wechatpay-go/services/refunddomestic"
 	"github.com/wechatpay-apiv3/wechatpay-go/utils"
-
-	"orderflow/internal/infra/pay"
-	"orderflow/internal/infra/tracing"
 )
 
 // DefaultAPIURL is WeChat Pay's production API host, the SDK's own.
