@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -109,25 +110,29 @@ func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 type rowLocks struct{ waits, ms int64 }
 
 func readRowLocks(ctx context.Context, db *sql.DB) rowLocks {
-	var r rowLocks
-	rows, err := db.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_row_lock_waits', 'Innodb_row_lock_time')`)
+	v, _ := globalStatus(ctx, db, "Innodb_row_lock_waits", "Innodb_row_lock_time")
+	return rowLocks{waits: v["Innodb_row_lock_waits"], ms: v["Innodb_row_lock_time"]}
+}
+
+// globalStatus reads the server's status counters named (SHOW GLOBAL
+// STATUS), by name; a counter the server does not have is missing. The
+// names are the bench's own constants, written into the statement.
+func globalStatus(ctx context.Context, db *sql.DB, names ...string) (map[string]int64, error) {
+	rows, err := db.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN ('`+strings.Join(names, "', '")+`')`)
 	if err != nil {
-		return r
+		return nil, err
 	}
 	defer rows.Close()
+	v := make(map[string]int64, len(names))
 	for rows.Next() {
 		var name string
-		var v int64
-		if rows.Scan(&name, &v) == nil {
-			switch name {
-			case "Innodb_row_lock_waits":
-				r.waits = v
-			case "Innodb_row_lock_time":
-				r.ms = v
-			}
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return v, err
 		}
+		v[name] = n
 	}
-	return r
+	return v, rows.Err()
 }
 
 // LockWaits is the row lock waiting a phase caused, per order.

@@ -13,25 +13,8 @@ import (
 type innodbState struct{ dirty, checkpointAge int64 }
 
 func readInnodbState(ctx context.Context, db *sql.DB) (innodbState, error) {
-	rows, err := db.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_pages_dirty', 'Innodb_checkpoint_age')`)
-	if err != nil {
-		return innodbState{}, err
-	}
-	defer rows.Close()
-	var s innodbState
-	for rows.Next() {
-		var name string
-		var v int64
-		if err := rows.Scan(&name, &v); err != nil {
-			return s, err
-		}
-		if name == "Innodb_buffer_pool_pages_dirty" {
-			s.dirty = v
-		} else {
-			s.checkpointAge = v
-		}
-	}
-	return s, rows.Err()
+	v, err := globalStatus(ctx, db, "Innodb_buffer_pool_pages_dirty", "Innodb_checkpoint_age")
+	return innodbState{dirty: v["Innodb_buffer_pool_pages_dirty"], checkpointAge: v["Innodb_checkpoint_age"]}, err
 }
 
 // quiesce starts a measured window from a checkpointed server, so each
