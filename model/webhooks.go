@@ -199,11 +199,8 @@ func (s *Store) NoteWebhookFailure(ctx context.Context, id int64, why string, ne
 // is: a post in flight keeps it until its outcome is written, and the new
 // task waits for that (or for the lease to run out, when the post's worker
 // died), so two posts of one event never overlap. false means it was
-// delivered meanwhile, someone else re-queued it first, or webhooks are off.
+// delivered meanwhile or someone else re-queued it first.
 func (s *Store) BumpWebhookGen(ctx context.Context, w *Webhook, now time.Time) (bool, error) {
-	if s.hooks == nil {
-		return false, nil
-	}
 	n, err := s.exec(ctx,
 		`UPDATE webhooks SET task_gen = ?, next_attempt_at = ? WHERE id = ? AND task_gen = ? AND delivered_at IS NULL`,
 		w.TaskGen+1, now, w.ID, w.TaskGen)

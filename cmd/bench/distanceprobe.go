@@ -32,8 +32,8 @@ type ProbeTimes struct {
 // probeWays are direct, the bare hop and the delayed proxy, in that order.
 const probeWays = 3
 
-// rttProbe holds a connection to MariaDB and one to Redis each way, and
-// what they timed.
+// rttProbe holds a connection to MariaDB and one to Redis for each of the
+// three ways (direct, the bare hop, the delayed proxy), and what they timed.
 type rttProbe struct {
 	px     []*proxy
 	dbs    [probeWays]*sql.DB
@@ -74,7 +74,7 @@ func newRTTProbe(ctx context.Context, p Params, rtt time.Duration) (*rttProbe, e
 	return pr, nil
 }
 
-// round times one SELECT 1 and one PING each way.
+// round times one SELECT 1 and one PING each of the three ways.
 func (pr *rttProbe) round(ctx context.Context) error {
 	for i := range probeWays {
 		var one int

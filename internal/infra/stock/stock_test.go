@@ -92,9 +92,9 @@ func TestStuckGapNeedsAnUnmovedCounter(t *testing.T) {
 	}
 }
 
-// The rule both the sweep and a create's short check apply: a gap is a
-// fault only if the look before saw the same one and the counter did not
-// move between them.
+// The sweep's rule (a create's short check keeps its own: order/shortcheck.go):
+// a gap is a fault only if the look before saw the same one and the counter
+// did not move between them.
 func TestGapStuck(t *testing.T) {
 	for _, c := range []struct {
 		name      string
