@@ -149,12 +149,7 @@ func distanceProduct(ctx context.Context, e *benchEnv, res *DistanceResult, prob
 		per := func(a, b tally) float64 { return round2(float64(b.roundTrips-a.roundTrips) / n) }
 		res.API = RoundTrips{SQL: per(n0.apiSQL, n1.apiSQL), Redis: per(n0.apiRedis, n1.apiRedis)}
 		res.Workers = RoundTrips{SQL: per(n0.workerSQL, n1.workerSQL), Redis: per(n0.workerRedis, n1.workerRedis)}
-		for _, name := range productProcesses {
-			if len(w[name]) > 0 {
-				used := w.used(name, cpu0, cpu1)
-				res.Resources = append(res.Resources, Resource{Process: name, CPUSeconds: round2(used), CPUPer1k: round2(used / n * 1000)})
-			}
-		}
+		res.Resources = w.cpu(cpu0, cpu1, c.Orders)
 	}
 	if res.FloorBest != nil && res.FloorBest.OrdersPerS > 0 {
 		res.Ratio = round2(c.OrdersPerS / res.FloorBest.OrdersPerS)

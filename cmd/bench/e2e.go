@@ -59,23 +59,16 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 		logf("half load: p50 %.1f ms p99 %.1f ms", r.E2E.Half.PaidToFinished.P50, r.E2E.Half.PaidToFinished.P99)
 	}
 	cpu1 := w.snapshot()
-	for _, name := range productProcesses {
-		pids := w[name]
-		if len(pids) == 0 {
-			continue
-		}
-		res := Resource{Process: name, CPUSeconds: round2(w.used(name, cpu0, cpu1))}
-		if orders > 0 {
-			res.CPUPer1k = round2(res.CPUSeconds / float64(orders) * 1000)
-		}
-		switch name {
+	for _, res := range w.cpu(cpu0, cpu1, orders) {
+		pids := w[res.Process]
+		switch res.Process {
 		case "api", "queue":
 			for _, pid := range pids {
 				if rss, err := peakRSSMB(pid); err == nil {
 					res.PeakRSSMB = max(res.PeakRSSMB, round1(rss))
 				}
 			}
-			if name == "queue" && len(pids) > 1 {
+			if res.Process == "queue" && len(pids) > 1 {
 				res.Note = fmt.Sprintf("%d processes, CPU summed, RSS the largest", len(pids))
 			}
 		case "bench":

@@ -120,6 +120,24 @@ func (w watched) snapshot() cpuSnapshot {
 
 // used is the CPU a named group spent between two snapshots (a process gone
 // by the second one is left out).
+// cpu is each followed process kind's CPU between two snapshots, in
+// productProcesses' order, and per 1,000 of orders (none when 0).
+func (w watched) cpu(a, b cpuSnapshot, orders int) []Resource {
+	var out []Resource
+	for _, name := range productProcesses {
+		if len(w[name]) == 0 {
+			continue
+		}
+		used := w.used(name, a, b)
+		r := Resource{Process: name, CPUSeconds: round2(used)}
+		if orders > 0 {
+			r.CPUPer1k = round2(used / float64(orders) * 1000)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 func (w watched) used(name string, a, b cpuSnapshot) float64 {
 	var sum float64
 	for _, pid := range w[name] {
