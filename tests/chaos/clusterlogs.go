@@ -46,7 +46,7 @@ var recoveryMarkers = []struct{ label, msg string }{
 	{"lost notifications found by query", "payment found by query: its notification was lost"},
 	{"orders failed", `"order failed"`},
 	{"short counters repaired at create", "stock counter was below the ledger; repaired from it"},
-	{"counters reset by the sweep", "stock counter differed from the ledger for a whole pass"},
+	{"counters reset by the sweep", "stock counter was off the ledger; reset from it"},
 	{"close restores run again", "stock counter restore failed; the close task runs again"},
 }
 

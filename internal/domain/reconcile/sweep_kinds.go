@@ -183,13 +183,13 @@ func (s *Sweeper) oldOutbox(ctx context.Context, w walkAt) (metrics.SweepKind, m
 	}
 }
 
-// stockCounters: a limited product's Redis counter that differs from the
-// ledger by the same amount at two passes in a row, the counter not moved
-// between them, is reset from it (the compare-and-set resync; the rule is
-// stock.StuckGap). Such a gap is no take in flight but a fault — a process
-// killed between its take and its commit, a restore Redis refused, a
-// replica that lost writes — and the create's own short check only sees a
-// counter that runs out, not one that is merely low or high. A missing
+// stockCounters: a limited product's Redis counter that is off the ledger
+// by a fault — above it, or below it by the same amount at two passes with
+// the counter unmoved between (the rule is stock.Gap.Fault) — is reset from
+// it (the compare-and-set resync). Such a gap is no work in flight but a
+// replica that lost takes, a process killed between its take and its
+// commit, a restore Redis refused; the create's own short check only sees
+// a counter that runs out, not one that is merely low or high. A missing
 // counter is left alone: the next take builds it.
 func (s *Sweeper) stockCounters(ctx context.Context, w walkAt) (metrics.SweepKind, model.Cursor, bool, error) {
 	var count metrics.SweepKind
@@ -232,8 +232,8 @@ func (s *Sweeper) checkCounter(ctx context.Context, p *model.Product, now time.T
 	if err != nil {
 		return false, err
 	}
-	stuck, err := s.Stock.StuckGap(ctx, p.ID, v, n, s.gapMemory())
-	if err != nil || !stuck {
+	fault, err := s.Stock.GapFault(ctx, p.ID, v, n, s.gapMemory())
+	if err != nil || !fault {
 		return false, err
 	}
 	if err := s.Stock.Resync(ctx, p.ID, order.SnapshotFor(ctx, s.Store, p, now)); err != nil {
@@ -242,7 +242,7 @@ func (s *Sweeper) checkCounter(ctx context.Context, p *model.Product, now time.T
 		}
 		return false, err
 	}
-	s.Log.Warn("stock counter differed from the ledger for a whole pass; reset from it",
+	s.Log.Warn("stock counter was off the ledger; reset from it",
 		zap.Int64("product_id", p.ID), zap.Int64("ledger_stock", n), zap.Int64("counter", v.Count))
 	return true, nil
 }

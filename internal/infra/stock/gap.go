@@ -2,7 +2,6 @@ package stock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -49,43 +48,75 @@ func (c *Counter) Sample(ctx context.Context, productID int64) (s Sample, ok boo
 }
 
 // Gap is how far a counter is below the ledger (ledger − counter; negative
-// when above it) at a sample, with the counter's moves then.
+// when above it) at a sample, with the counter's moves then, and whether the
+// counter held still (no script moved it) from the sample until after the
+// ledger was read.
 type Gap struct {
 	Size  int64
 	Moves int64
+	Still bool
 }
 
-// GapTo is the sample's gap to the ledger's sellable stock.
+// GapTo is the sample's gap to the ledger's sellable stock, the counter not
+// known to have held still.
 func (s Sample) GapTo(ledger int64) Gap { return Gap{Size: ledger - s.Count, Moves: s.Moves} }
 
-// Stuck says whether a gap seen after prev is a fault to repair: the same
-// gap, and the counter not moved between the two looks. A gap with takes in
-// flight — taken in Redis, not yet committed — lasts milliseconds; under
-// steady sales two looks can see the same number of them, but other ones,
-// and the counter moved between: no fault, and a reset then would drop the
-// takes still in flight from the count (the counter ends above the ledger
-// once they commit). A stuck gap is a create killed between its take and
-// its commit, a restore Redis refused, a replica that lost a write. (A
-// counter that ran short while the ledger has stock is the create's short
-// check's to repair, moving or not: order.ShortCheckInterval.)
-func (g Gap) Stuck(prev Gap) bool { return g.Size != 0 && g == prev }
+// Fault says whether a gap seen after prev is a fault to repair.
+//
+// Work in flight only ever puts a counter below the ledger: a take comes
+// before its commit, a restore's commit before its give-back. So a counter
+// above the ledger that held still while the ledger was read (read after
+// the counter) is a fault at once, however busy the product — a replica
+// that lost takes in a failover, a reset that counted takes which then
+// committed.
+//
+// A counter below the ledger may be takes in flight, which last
+// milliseconds; under steady sales two looks can see the same number of
+// them, but other ones, with the counter moved between. It is a fault only
+// when the look before saw the same gap and the counter has not moved
+// since: a create killed between its take and its commit, a restore Redis
+// refused. (A counter that ran short while the ledger has stock is the
+// create's short check's to repair, moving or not: order.ShortCheckInterval.)
+func (g Gap) Fault(prev Gap) bool {
+	if g.Size < 0 && g.Still {
+		return true
+	}
+	return g.Size != 0 && g.Size == prev.Size && g.Moves == prev.Moves
+}
 
-// StuckGap records the gap a sweep pass sees (kept in Redis, so the passes
-// of every worker compare with each other; it lapses after ttl) and reports
-// whether it is Stuck after the one the pass before saw.
-func (c *Counter) StuckGap(ctx context.Context, productID int64, s Sample, ledger int64, ttl time.Duration) (bool, error) {
+// noteGapScript records a pass's gap (kept in Redis, so the passes of every
+// worker compare with each other) and reads the counter's moves now.
+//
+//	KEYS[1] the product's gap note
+//	KEYS[2] the counter's moves (same hash tag)
+//	ARGV[1] the note: "<size> <moves at the sample>"
+//	ARGV[2] the note's lifetime in seconds
+//	returns {the note before ("" if none), the moves now}
+var noteGapScript = redis.NewScript(`
+local old = redis.call('GET', KEYS[1]) or ''
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return {old, redis.call('GET', KEYS[2]) or '0'}
+`)
+
+// GapFault records the gap between sample s and the ledger's count, read
+// after s (the note lapses after ttl), and reports whether it is a Fault
+// after the one the pass before saw.
+func (c *Counter) GapFault(ctx context.Context, productID int64, s Sample, ledger int64, ttl time.Duration) (bool, error) {
 	g := s.GapTo(ledger)
 	note := strconv.FormatInt(g.Size, 10) + " " + strconv.FormatInt(g.Moves, 10)
-	old, err := c.rdb.SetArgs(ctx, GapKey(productID), note, redis.SetArgs{Get: true, TTL: ttl}).Result()
-	if errors.Is(err, redis.Nil) {
-		return false, nil
-	}
+	vs, err := noteGapScript.Run(ctx, c.rdb, []string{GapKey(productID), MovesKey(productID)},
+		note, int(ttl.Seconds())).StringSlice()
 	if err != nil {
 		return false, err
 	}
-	var prev Gap
-	if _, err := fmt.Sscan(old, &prev.Size, &prev.Moves); err != nil {
-		return false, nil // a note of another shape: this pass's note starts afresh
+	moves, err := strconv.ParseInt(vs[1], 10, 64)
+	if err != nil {
+		return false, fmt.Errorf("stock counter %d moves: %w", productID, err)
 	}
-	return g.Stuck(prev), nil
+	g.Still = moves == s.Moves
+	var prev Gap
+	if _, err := fmt.Sscan(vs[0], &prev.Size, &prev.Moves); err != nil {
+		prev = Gap{} // none, or a note of another shape: this pass's note starts afresh
+	}
+	return g.Fault(prev), nil
 }

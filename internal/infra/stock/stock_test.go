@@ -50,65 +50,83 @@ func TestTakeThroughAStalledReplyTakesOnce(t *testing.T) {
 	}
 }
 
-// A gap is stuck only when the pass before saw the same one with the
-// counter not moved since: a take between the passes (other takes in
-// flight, the same number) is not, a SET from outside the scripts (a
-// fault) does not move the counter, and no gap is never stuck.
-func TestStuckGapNeedsAnUnmovedCounter(t *testing.T) {
+// A counter below the ledger is a fault only when the pass before saw the
+// same gap with the counter not moved since: a take between the passes
+// (other takes in flight, the same number) is not, a SET from outside the
+// scripts (a fault) does not move the counter, and no gap is never one. A
+// counter above the ledger is one at once, unless a script moved it while
+// the ledger was read.
+func TestGapFaultReadsTheMovesAfterTheLedger(t *testing.T) {
 	rdb := testenv.Redis(t)
 	ctx := context.Background()
 	c := stock.NewCounter(rdb)
 	const p, ttl = 41, time.Minute
-	note := func(ledger int64) bool {
+	note := func(ledger int64, meanwhile func()) bool {
 		t.Helper()
 		s, ok, err := c.Sample(ctx, p)
 		if err != nil || !ok {
 			t.Fatalf("sample: %v %v", ok, err)
 		}
-		stuck, err := c.StuckGap(ctx, p, s, ledger, ttl)
+		if meanwhile != nil {
+			meanwhile() // while the pass reads the ledger
+		}
+		fault, err := c.GapFault(ctx, p, s, ledger, ttl)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return stuck
+		return fault
+	}
+	take := func(tok string) func() {
+		return func() {
+			if _, err := c.Take(ctx, p, tok, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	rdb.Set(ctx, stock.Key(p), 7, 0)
-	if note(10) {
-		t.Error("a gap seen once is stuck")
+	if note(10, nil) {
+		t.Error("a gap below the ledger seen once is a fault")
 	}
-	if _, err := c.Take(ctx, p, "t1", 1); err != nil {
-		t.Fatal(err)
+	take("t1")()
+	if note(9, nil) {
+		t.Error("the same gap below the ledger after a take is a fault")
 	}
-	if note(9) {
-		t.Error("the same gap after a take is stuck")
-	}
-	if !note(9) {
-		t.Error("the same gap with the counter unmoved is not stuck")
+	if !note(9, nil) {
+		t.Error("the same gap below the ledger, the counter unmoved, is no fault")
 	}
 	rdb.Set(ctx, stock.Key(p), 9, 0)
 	for range 2 {
-		if note(9) {
-			t.Error("no gap is stuck")
+		if note(9, nil) {
+			t.Error("no gap is a fault")
 		}
+	}
+	rdb.Set(ctx, stock.Key(p), 12, 0)
+	if note(10, take("t2")) {
+		t.Error("a counter above the ledger that moved while the ledger was read is a fault")
+	}
+	if !note(10, nil) {
+		t.Error("a counter above the ledger, unmoved while the ledger was read, is no fault")
 	}
 }
 
-// The sweep's rule (a create's short check keeps its own: order/shortcheck.go):
-// a gap is a fault only if the look before saw the same one and the counter
-// did not move between them.
-func TestGapStuck(t *testing.T) {
+// The sweep's rule (a create's short check keeps its own: order/shortcheck.go).
+func TestGapFault(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		prev, now stock.Gap
 		want      bool
 	}{
-		{"same gap, counter unmoved", stock.Gap{Size: 3, Moves: 7}, stock.Gap{Size: 3, Moves: 7}, true},
-		{"same gap above the ledger, unmoved", stock.Gap{Size: -2, Moves: 7}, stock.Gap{Size: -2, Moves: 7}, true},
-		{"same gap, counter moved (other takes in flight)", stock.Gap{Size: 3, Moves: 7}, stock.Gap{Size: 3, Moves: 10}, false},
-		{"another gap", stock.Gap{Size: 3, Moves: 7}, stock.Gap{Size: 2, Moves: 7}, false},
-		{"no gap", stock.Gap{Moves: 7}, stock.Gap{Moves: 7}, false},
+		{"below, same gap, counter unmoved", stock.Gap{Size: 3, Moves: 7}, stock.Gap{Size: 3, Moves: 7}, true},
+		{"below, same gap, counter moved (other takes in flight)", stock.Gap{Size: 3, Moves: 7}, stock.Gap{Size: 3, Moves: 10, Still: true}, false},
+		{"below, another gap", stock.Gap{Size: 3, Moves: 7}, stock.Gap{Size: 2, Moves: 7, Still: true}, false},
+		{"below, seen once, still", stock.Gap{}, stock.Gap{Size: 3, Moves: 7, Still: true}, false},
+		{"above, seen once, still", stock.Gap{}, stock.Gap{Size: -2, Moves: 7, Still: true}, true},
+		{"above, moved while the ledger was read", stock.Gap{}, stock.Gap{Size: -2, Moves: 7}, false},
+		{"above, same gap, unmoved since the pass before", stock.Gap{Size: -2, Moves: 7}, stock.Gap{Size: -2, Moves: 7}, true},
+		{"no gap", stock.Gap{Moves: 7}, stock.Gap{Moves: 7, Still: true}, false},
 	} {
-		if got := c.now.Stuck(c.prev); got != c.want {
-			t.Errorf("%s: Stuck = %v, want %v", c.name, got, c.want)
+		if got := c.now.Fault(c.prev); got != c.want {
+			t.Errorf("%s: Fault = %v, want %v", c.name, got, c.want)
 		}
 	}
 }
