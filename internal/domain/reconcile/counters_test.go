@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"orderflow/internal/domain/reconcile"
@@ -78,25 +79,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func TestSweepLeavesACounterWithTakesInFlightAtBothPasses(t *testing.T) {
 	t.Parallel()
 	s := startSweep(t, 2)
-	ctx := context.Background()
-	p := s.NewProduct(t, map[string]any{"sku": "counter-busy", "kind": "card", "price_cents": 100})
-	s.AddCards(t, p, "BUSY", 10)
-	c := stock.NewCounter(s.SC.Redis)
-	if err := s.SC.Redis.Set(ctx, stock.Key(p), 10, 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	take := func(tokens ...string) {
-		t.Helper()
-		for _, tok := range tokens {
-			if out, err := c.Take(ctx, p, tok, 1); err != nil || out != stock.Taken {
-				t.Fatalf("take %s: %v %v", tok, out, err)
-			}
-		}
-	}
-	commit := func(n int) { // the creates' transactions: keys leave UNSOLD
-		t.Helper()
-		testenv.Exec(t, s.SC.DB, `UPDATE card_keys SET status = 'LOCKED' WHERE product_id = ? AND status = 'UNSOLD' LIMIT `+itoa(int64(n)), p)
-	}
+	count, take, commit := sellingProduct(t, s, "busy", 10, 10)
 	take("a", "b", "c") // counter 7, ledger 10: three in flight
 	if n := sweepPass(t, s).Kinds[reconcile.KindStockCounters].Requeued; n != 0 {
 		t.Fatalf("first pass repaired %d counters", n)
@@ -107,8 +90,8 @@ func TestSweepLeavesACounterWithTakesInFlightAtBothPasses(t *testing.T) {
 		t.Errorf("second pass repaired %d counters; the gap was takes in flight, each pass other ones", n)
 	}
 	commit(3) // d, e, f commit: ledger 4
-	if v, _, err := c.Get(ctx, p); err != nil || v != 4 {
-		t.Errorf("counter = %d (%v) once every take committed, want the ledger's 4", v, err)
+	if v := count(); v != 4 {
+		t.Errorf("counter = %d once every take committed, want the ledger's 4", v)
 	}
 }
 
@@ -123,29 +106,49 @@ func TestSweepLeavesACounterWithTakesInFlightAtBothPasses(t *testing.T) {
 func TestSweepResetsACounterAboveTheLedgerUnderSteadySales(t *testing.T) {
 	t.Parallel()
 	s := startSweep(t, 2)
+	count, take, commit := sellingProduct(t, s, "lost-takes", 20, 23) // three takes lost
+	for i := range 3 {
+		take("sale-" + itoa(int64(i)))
+		commit(1)
+		sweepPass(t, s)
+		if v, want := count(), int64(20-(i+1)); v != want {
+			t.Errorf("after sale %d and a pass the counter is %d, ledger %d", i+1, v, want)
+		}
+	}
+}
+
+// sellingProduct is a card product with keys on sale and its counter set to
+// counter; count reads the counter, take takes one from it per token (a
+// create's first step), commit moves n keys out of UNSOLD (the creates'
+// transactions).
+func sellingProduct(t *testing.T, s *testenv.Stack, sku string, keys int, counter int64) (count func() int64, take func(tokens ...string), commit func(n int)) {
+	t.Helper()
 	ctx := context.Background()
-	p := s.NewProduct(t, map[string]any{"sku": "counter-lost-takes", "kind": "card", "price_cents": 100})
-	s.AddCards(t, p, "LOST", 20)
+	p := s.NewProduct(t, map[string]any{"sku": "counter-" + sku, "kind": "card", "price_cents": 100})
+	s.AddCards(t, p, strings.ToUpper(sku), keys)
 	c := stock.NewCounter(s.SC.Redis)
-	if err := s.SC.Redis.Set(ctx, stock.Key(p), 23, 0).Err(); err != nil { // three takes lost
+	if err := s.SC.Redis.Set(ctx, stock.Key(p), counter, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	sell := func(tok string) { // a create: the take, then its commit
+	take = func(tokens ...string) {
 		t.Helper()
-		if out, err := c.Take(ctx, p, tok, 1); err != nil || out != stock.Taken {
-			t.Fatalf("take %s: %v %v", tok, out, err)
+		for _, tok := range tokens {
+			if out, err := c.Take(ctx, p, tok, 1); err != nil || out != stock.Taken {
+				t.Fatalf("take %s: %v %v", tok, out, err)
+			}
 		}
-		testenv.Exec(t, s.SC.DB, `UPDATE card_keys SET status = 'LOCKED' WHERE product_id = ? AND status = 'UNSOLD' LIMIT 1`, p)
 	}
-	for i := range 3 {
-		sell("sale-" + itoa(int64(i)))
-		sweepPass(t, s)
+	commit = func(n int) {
+		t.Helper()
+		testenv.Exec(t, s.SC.DB, `UPDATE card_keys SET status = 'LOCKED' WHERE product_id = ? AND status = 'UNSOLD' LIMIT `+itoa(int64(n)), p)
+	}
+	count = func() int64 {
+		t.Helper()
 		v, _, err := c.Get(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := int64(20 - (i + 1)); v != want {
-			t.Errorf("after sale %d and a pass the counter is %d, ledger %d", i+1, v, want)
-		}
+		return v
 	}
+	return count, take, commit
 }
