@@ -26,10 +26,6 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	})
 }
 
-// retryLost runs attempt again after it lost a deadlock or a lock wait
-// (sqlexec.Retry): one statement on the pool that is safe to repeat.
-func retryLost(ctx context.Context, attempt func() error) error { return sqlexec.Retry(ctx, attempt) }
-
 // SetTracer makes each transaction a "ledger.tx" span of t (svc passes
 // orderflow's tracer when tracing is on). Call it once, before the Store is
 // shared.

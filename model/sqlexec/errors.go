@@ -25,6 +25,18 @@ func isRetryable(err error) bool {
 	return n == 1213 || n == 1205 || n == errNotPrimary || sqliteCode(err)&0xff == sqliteBusy
 }
 
+// lostAlone reports whether a statement run alone on the pool (its own
+// transaction) lost to another transaction before taking effect, so that
+// running it again is running it once: a deadlock's victim, or on Galera a
+// certification failure or an abort by a replicated write it conflicted
+// with (1213), or a node not ready. Not a lock wait timeout (1205) or
+// SQLite's busy database: those already waited their whole timeout, and a
+// re-run would wait it again.
+func lostAlone(err error) bool {
+	n := mysqlErrno(err)
+	return n == 1213 || n == errNotPrimary
+}
+
 // SQLite result codes (https://sqlite.org/rescode.html) the engine handles.
 const (
 	sqliteBusy                 = 5

@@ -73,18 +73,30 @@ func (s *Session) Insert(ctx context.Context, query string, args ...any) (int64,
 }
 
 // ExecResult runs a statement (with any held ones before it) and returns
-// the driver's result: both the insert id and the rows affected.
-func (s *Session) ExecResult(ctx context.Context, query string, args ...any) (sql.Result, error) {
+// the driver's result: both the insert id and the rows affected. Alone on
+// the pool, a statement that lost to another transaction before taking
+// effect is run again (lostAlone).
+func (s *Session) ExecResult(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
 	query, args = s.withHeld(query, args)
-	return s.db.Statement.ConnPool.ExecContext(ctx, s.d.rewrite(query), s.d.args(args)...)
+	run := func() error {
+		res, err = s.db.Statement.ConnPool.ExecContext(ctx, s.d.rewrite(query), s.d.args(args)...)
+		return err
+	}
+	if s.after != nil { // inside a transaction: a loss re-runs the whole of it (InTx)
+		return res, run()
+	}
+	return res, retry(ctx, lostAlone, run)
 }
 
 // Exec runs a statement (with any held ones before it) and returns its
-// rows-affected count.
+// rows-affected count. Alone on the pool, a statement that lost to another
+// transaction before taking effect is run again (lostAlone).
 func (s *Session) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	query, args = s.withHeld(query, args)
-	res := s.db.WithContext(ctx).Exec(s.d.rewrite(query), s.d.args(args)...)
-	return res.RowsAffected, res.Error
+	res, err := s.ExecResult(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // First scans one row into dst, mapping "no row" to ErrNotFound.

@@ -388,6 +388,73 @@ var engineCases = []engineCase{
 			t.Errorf("sum of n = %d (err %v), want 4: each transaction once", sum, err)
 		}
 	}},
+	{name: "a lone statement that lost a deadlock is re-run", serverOnly: true, run: func(t *testing.T, r *rig) {
+		for _, k := range []string{"a", "b", "c", "d", "e", "f"} {
+			r.insert(t, k)
+		}
+		s := r.reopen(t, 1)
+		// The transaction changes four rows, then b; the lone UPDATE (its
+		// own transaction on the pool) takes a and waits for b; then the
+		// transaction asks for a. InnoDB fails the smaller of the two, the
+		// lone statement — on Galera a certification failure ends it the
+		// same way — and it had no effect, so running it again is running
+		// it once.
+		holdsB, loneWaits := make(chan struct{}), make(chan struct{})
+		txErr := make(chan error, 1)
+		go func() {
+			attempt := 0
+			txErr <- s.InTx(r.ctx, func(tx *Session) error {
+				attempt++
+				if _, err := tx.Exec(r.ctx, `UPDATE items SET n = n + 1 WHERE k IN (?, ?, ?, ?, ?)`,
+					r.key("c"), r.key("d"), r.key("e"), r.key("f"), r.key("b")); err != nil {
+					return err
+				}
+				if attempt == 1 {
+					close(holdsB)
+					<-loneWaits
+				}
+				_, err := tx.Exec(r.ctx, `UPDATE items SET n = n + 1 WHERE k = ?`, r.key("a"))
+				return err
+			})
+		}()
+		<-holdsB
+		lone := make(chan error, 1)
+		go func() {
+			_, err := r.s.Exec(r.ctx, `UPDATE items SET n = n + 1 WHERE k IN (?, ?) ORDER BY k`, r.key("a"), r.key("b"))
+			lone <- err
+		}()
+		waitForALockWait(t, r.reopen(t, 1))
+		close(loneWaits)
+		if err := <-txErr; err != nil {
+			t.Fatalf("InTx = %v", err)
+		}
+		if err := <-lone; err != nil {
+			t.Fatalf("lone UPDATE = %v, want it re-run after the deadlock it lost", err)
+		}
+		var ns []int
+		if err := r.s.All(r.ctx, &ns, `SELECT n FROM items WHERE k LIKE ? ORDER BY k`, r.prefix+"%"); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]int{2, 2, 1, 1, 1, 1}, ns); diff != "" {
+			t.Errorf("n by key a…f (-want +got): each write once\n%s", diff)
+		}
+	}},
+}
+
+// waitForALockWait polls the server until some transaction waits for a
+// row lock.
+func waitForALockWait(t *testing.T, s *Session) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		var n int
+		if err := s.First(context.Background(), &n, `SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'`); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+	}
+	t.Fatal("no transaction waited for a lock within 10 s")
 }
 
 // TestEngine runs every case on SQLite, on MariaDB, and on MariaDB through
@@ -501,21 +568,27 @@ func closeAtEnd(t *testing.T, db *gorm.DB) {
 	})
 }
 
-// TestRetry: a lost deadlock or lock wait is tried again, at most
-// maxTxAttempts times and counted; any other error ends it at once.
+// TestRetry: a transaction that lost a deadlock or a lock wait is tried
+// again, at most maxTxAttempts times and counted; a lone statement only
+// after a loss that took no waiting; any other error ends it at once.
 func TestRetry(t *testing.T) {
 	for _, c := range []struct {
 		name string
+		lost func(error) bool
 		err  error
 		runs int
 	}{
-		{"deadlock", &mysqlErr1213, maxTxAttempts},
-		{"other", errBoom, 1},
-		{"none", nil, 1},
+		{"transaction, deadlock", isRetryable, &mysqlErr1213, maxTxAttempts},
+		{"transaction, lock wait", isRetryable, &mysqlErr1205, maxTxAttempts},
+		{"transaction, other", isRetryable, errBoom, 1},
+		{"transaction, none", isRetryable, nil, 1},
+		{"lone statement, deadlock", lostAlone, &mysqlErr1213, maxTxAttempts},
+		{"lone statement, lock wait", lostAlone, &mysqlErr1205, 1},
+		{"lone statement, other", lostAlone, errBoom, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before, runs := Retries(), 0
-			err := Retry(context.Background(), func() error { runs++; return c.err })
+			err := retry(context.Background(), c.lost, func() error { runs++; return c.err })
 			if runs != c.runs || !errors.Is(err, c.err) {
 				t.Errorf("ran %d times, returned %v; want %d and %v", runs, err, c.runs, c.err)
 			}
@@ -526,4 +599,7 @@ func TestRetry(t *testing.T) {
 	}
 }
 
-var mysqlErr1213 = mysql.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock"}
+var (
+	mysqlErr1213 = mysql.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock"}
+	mysqlErr1205 = mysql.MySQLError{Number: 1205, Message: "Lock wait timeout exceeded"}
+)

@@ -18,11 +18,11 @@ import (
 // unbounded loop would hide a real locking bug.
 const maxTxAttempts = 4
 
-// txRetries counts transactions re-run after a retryable error.
+// txRetries counts transactions and lone statements re-run after a loss.
 var txRetries atomic.Int64
 
-// Retries is how many transactions this process has re-run after a
-// deadlock, lock wait timeout, Galera certification failure or a node that
+// Retries is how many transactions (and lone statements) this process has
+// re-run after a deadlock, lock wait timeout, Galera certification failure or a node that
 // was not ready: the HA suite shows a conflict between two nodes this way.
 func Retries() int64 { return txRetries.Load() }
 
@@ -44,7 +44,7 @@ func (s *Session) InTx(ctx context.Context, fn func(tx *Session) error) error {
 		ctx, span = s.tracer.Start(ctx, "ledger.tx", trace.WithAttributes(attribute.String("db.system.name", s.d.Name())))
 		defer span.End()
 	}
-	return Retry(ctx, func() error {
+	return retry(ctx, isRetryable, func() error {
 		work := &afterCommit{} // a rolled-back attempt's items are dropped with it
 		var err error
 		if s.d.SQLite {
@@ -61,13 +61,13 @@ func (s *Session) InTx(ctx context.Context, fn func(tx *Session) error) error {
 	})
 }
 
-// Retry runs attempt, and again after it lost a deadlock or a lock wait,
-// at most maxTxAttempts times: a whole transaction (InTx), or one statement
-// run on the pool that is safe to repeat.
-func Retry(ctx context.Context, attempt func() error) error {
+// retry runs attempt, and again after it lost to another transaction (as
+// lost says), at most maxTxAttempts times: a whole transaction (InTx,
+// isRetryable), or one statement alone on the pool (Exec, lostAlone).
+func retry(ctx context.Context, lost func(error) bool, attempt func() error) error {
 	for n := 1; ; n++ {
 		err := attempt()
-		if err == nil || !isRetryable(err) || ctx.Err() != nil || n == maxTxAttempts {
+		if err == nil || !lost(err) || ctx.Err() != nil || n == maxTxAttempts {
 			return err
 		}
 		txRetries.Add(1)
