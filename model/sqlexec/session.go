@@ -78,25 +78,34 @@ func (s *Session) Insert(ctx context.Context, query string, args ...any) (int64,
 // effect is run again (lostAlone).
 func (s *Session) ExecResult(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
 	query, args = s.withHeld(query, args)
-	run := func() error {
+	err = s.write(ctx, func() error {
 		res, err = s.db.Statement.ConnPool.ExecContext(ctx, s.d.rewrite(query), s.d.args(args)...)
 		return err
+	})
+	return res, err
+}
+
+// write runs a statement once inside a transaction (a loss there re-runs the
+// whole transaction: InTx), and on the pool again after it lost to another
+// transaction before taking effect (lostAlone).
+func (s *Session) write(ctx context.Context, run func() error) error {
+	if s.after != nil {
+		return run()
 	}
-	if s.after != nil { // inside a transaction: a loss re-runs the whole of it (InTx)
-		return res, run()
-	}
-	return res, retry(ctx, lostAlone, run)
+	return retry(ctx, lostAlone, run)
 }
 
 // Exec runs a statement (with any held ones before it) and returns its
 // rows-affected count. Alone on the pool, a statement that lost to another
 // transaction before taking effect is run again (lostAlone).
-func (s *Session) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := s.ExecResult(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+func (s *Session) Exec(ctx context.Context, query string, args ...any) (n int64, err error) {
+	query, args = s.withHeld(query, args)
+	err = s.write(ctx, func() error {
+		res := s.db.WithContext(ctx).Exec(s.d.rewrite(query), s.d.args(args)...) // gorm expands `IN ?` lists
+		n = res.RowsAffected
+		return res.Error
+	})
+	return n, err
 }
 
 // First scans one row into dst, mapping "no row" to ErrNotFound.

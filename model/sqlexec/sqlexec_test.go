@@ -388,6 +388,15 @@ var engineCases = []engineCase{
 			t.Errorf("sum of n = %d (err %v), want 4: each transaction once", sum, err)
 		}
 	}},
+	{name: "a lone statement expands an IN list", run: func(t *testing.T, r *rig) {
+		for _, k := range []string{"a", "b", "c"} {
+			r.insert(t, k)
+		}
+		n, err := r.s.Exec(r.ctx, `UPDATE items SET n = 1 WHERE k IN ?`, []string{r.key("a"), r.key("c")})
+		if err != nil || n != 2 {
+			t.Fatalf("Exec = %d, %v; want 2 rows", n, err)
+		}
+	}},
 	{name: "a lone statement that lost a deadlock is re-run", serverOnly: true, run: func(t *testing.T, r *rig) {
 		for _, k := range []string{"a", "b", "c", "d", "e", "f"} {
 			r.insert(t, k)
