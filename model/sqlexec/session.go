@@ -35,6 +35,7 @@ type Session struct {
 	// committed (aftercommit.go); nil on the pool, where each write commits
 	// alone.
 	after    *afterCommit
+	snapshot bool // inside Snapshot's read-only transaction
 	onCommit AfterCommitFunc
 	tracer   trace.Tracer // nil: no span per transaction
 }
@@ -86,10 +87,11 @@ func (s *Session) ExecResult(ctx context.Context, query string, args ...any) (re
 }
 
 // write runs a statement once inside a transaction (a loss there re-runs the
-// whole transaction: InTx), and on the pool again after it lost to another
-// transaction before taking effect (lostAlone).
+// whole transaction: InTx; a snapshot's is rolled back whole), and on the
+// pool again after it lost to another transaction before taking effect
+// (lostAlone).
 func (s *Session) write(ctx context.Context, run func() error) error {
-	if s.after != nil {
+	if s.after != nil || s.snapshot {
 		return run()
 	}
 	return retry(ctx, lostAlone, run)
@@ -151,6 +153,6 @@ func (s *Session) Snapshot(ctx context.Context, fn func(tx *Session) error) erro
 		return errors.New("snapshot: not inside another transaction")
 	}
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return fn(&Session{db: tx, d: s.d})
+		return fn(&Session{db: tx, d: s.d, snapshot: true})
 	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 }
