@@ -17,6 +17,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 
 	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
@@ -79,19 +80,21 @@ func (s *Session) Insert(ctx context.Context, query string, args ...any) (int64,
 // effect is run again (lostAlone).
 func (s *Session) ExecResult(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
 	query, args = s.withHeld(query, args)
-	err = s.write(ctx, func() error {
+	err = s.write(ctx, query, func() error {
 		res, err = s.db.Statement.ConnPool.ExecContext(ctx, s.d.rewrite(query), s.d.args(args)...)
 		return err
 	})
 	return res, err
 }
 
-// write runs a statement once inside a transaction (a loss there re-runs the
-// whole transaction: InTx; a snapshot's is rolled back whole), and on the
-// pool again after it lost to another transaction before taking effect
-// (lostAlone).
-func (s *Session) write(ctx context.Context, run func() error) error {
-	if s.after != nil || s.snapshot {
+// write runs query once inside a transaction (a loss there re-runs the
+// whole transaction: InTx; a snapshot's is rolled back whole), and alone on
+// the pool again after it lost to another transaction before taking effect
+// (lostAlone). A batch of statements on the pool is run once: each of its
+// statements commits on its own, so those before the one that lost already
+// took effect.
+func (s *Session) write(ctx context.Context, query string, run func() error) error {
+	if s.after != nil || s.snapshot || strings.Contains(query, ";") {
 		return run()
 	}
 	return retry(ctx, lostAlone, run)
@@ -102,7 +105,7 @@ func (s *Session) write(ctx context.Context, run func() error) error {
 // transaction before taking effect is run again (lostAlone).
 func (s *Session) Exec(ctx context.Context, query string, args ...any) (n int64, err error) {
 	query, args = s.withHeld(query, args)
-	err = s.write(ctx, func() error {
+	err = s.write(ctx, query, func() error {
 		res := s.db.WithContext(ctx).Exec(s.d.rewrite(query), s.d.args(args)...) // gorm expands `IN ?` lists
 		n = res.RowsAffected
 		return res.Error

@@ -398,56 +398,75 @@ var engineCases = []engineCase{
 		}
 	}},
 	{name: "a lone statement that lost a deadlock is re-run", serverOnly: true, run: func(t *testing.T, r *rig) {
-		for _, k := range []string{"a", "b", "c", "d", "e", "f"} {
-			r.insert(t, k)
+		ns, lone := loseADeadlock(t, r, `UPDATE items SET n = n + 1 WHERE k IN (?, ?) ORDER BY k`, r.key("a"), r.key("b"))
+		if lone != nil {
+			t.Fatalf("lone UPDATE = %v, want it re-run after the deadlock it lost", lone)
 		}
-		s := r.reopen(t, 1)
-		// The transaction changes four rows, then b; the lone UPDATE (its
-		// own transaction on the pool) takes a and waits for b; then the
-		// transaction asks for a. InnoDB fails the smaller of the two, the
-		// lone statement — on Galera a certification failure ends it the
-		// same way — and it had no effect, so running it again is running
-		// it once.
-		holdsB, loneWaits := make(chan struct{}), make(chan struct{})
-		txErr := make(chan error, 1)
-		go func() {
-			attempt := 0
-			txErr <- s.InTx(r.ctx, func(tx *Session) error {
-				attempt++
-				if _, err := tx.Exec(r.ctx, `UPDATE items SET n = n + 1 WHERE k IN (?, ?, ?, ?, ?)`,
-					r.key("c"), r.key("d"), r.key("e"), r.key("f"), r.key("b")); err != nil {
-					return err
-				}
-				if attempt == 1 {
-					close(holdsB)
-					<-loneWaits
-				}
-				_, err := tx.Exec(r.ctx, `UPDATE items SET n = n + 1 WHERE k = ?`, r.key("a"))
-				return err
-			})
-		}()
-		<-holdsB
-		lone := make(chan error, 1)
-		go func() {
-			_, err := r.s.Exec(r.ctx, `UPDATE items SET n = n + 1 WHERE k IN (?, ?) ORDER BY k`, r.key("a"), r.key("b"))
-			lone <- err
-		}()
-		waitForALockWait(t, r.reopen(t, 1))
-		close(loneWaits)
-		if err := <-txErr; err != nil {
-			t.Fatalf("InTx = %v", err)
-		}
-		if err := <-lone; err != nil {
-			t.Fatalf("lone UPDATE = %v, want it re-run after the deadlock it lost", err)
-		}
-		var ns []int
-		if err := r.s.All(r.ctx, &ns, `SELECT n FROM items WHERE k LIKE ? ORDER BY k`, r.prefix+"%"); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff([]int{2, 2, 1, 1, 1, 1}, ns); diff != "" {
-			t.Errorf("n by key a…f (-want +got): each write once\n%s", diff)
+		if diff := cmp.Diff([]int{2, 2, 1, 1, 1, 1, 0}, ns); diff != "" {
+			t.Errorf("n by key a…g (-want +got): each write once\n%s", diff)
 		}
 	}},
+	{name: "a batch on the pool that lost a deadlock is not re-run", serverOnly: true, run: func(t *testing.T, r *rig) {
+		// Its first statement committed on its own before the second lost:
+		// running the batch again would apply the first twice.
+		ns, lone := loseADeadlock(t, r, "UPDATE items SET n = n + 1 WHERE k = ?;\nUPDATE items SET n = n + 1 WHERE k IN (?, ?) ORDER BY k",
+			r.key("g"), r.key("a"), r.key("b"))
+		if mysqlErrno(lone) != 1213 {
+			t.Fatalf("batch = %v, want the deadlock it lost returned", lone)
+		}
+		if diff := cmp.Diff([]int{1, 1, 1, 1, 1, 1, 1}, ns); diff != "" {
+			t.Errorf("n by key a…g (-want +got): g once, a and b by the transaction alone\n%s", diff)
+		}
+	}},
+}
+
+// loseADeadlock runs query alone on the pool (r.s) so that it loses a
+// deadlock, and returns n of the case's keys a…g afterwards and its error.
+// A transaction on another connection changes c…f, then b; query must take
+// a and then wait for b; then the transaction asks for a. InnoDB fails the
+// smaller of the two — query, which changed one row — and on Galera a
+// certification failure ends a lone statement the same way.
+func loseADeadlock(t *testing.T, r *rig, query string, args ...any) ([]int, error) {
+	t.Helper()
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		r.insert(t, k)
+	}
+	s := r.reopen(t, 1)
+	holdsB, loneWaits := make(chan struct{}), make(chan struct{})
+	txErr := make(chan error, 1)
+	go func() {
+		attempt := 0
+		txErr <- s.InTx(r.ctx, func(tx *Session) error {
+			attempt++
+			if _, err := tx.Exec(r.ctx, `UPDATE items SET n = n + 1 WHERE k IN (?, ?, ?, ?, ?)`,
+				r.key("c"), r.key("d"), r.key("e"), r.key("f"), r.key("b")); err != nil {
+				return err
+			}
+			if attempt == 1 {
+				close(holdsB)
+				<-loneWaits
+			}
+			_, err := tx.Exec(r.ctx, `UPDATE items SET n = n + 1 WHERE k = ?`, r.key("a"))
+			return err
+		})
+	}()
+	<-holdsB
+	lone := make(chan error, 1)
+	go func() {
+		_, err := r.s.Exec(r.ctx, query, args...)
+		lone <- err
+	}()
+	waitForALockWait(t, r.reopen(t, 1))
+	close(loneWaits)
+	if err := <-txErr; err != nil {
+		t.Fatalf("InTx = %v", err)
+	}
+	err := <-lone
+	var ns []int
+	if err := r.s.All(r.ctx, &ns, `SELECT n FROM items WHERE k LIKE ? ORDER BY k`, r.prefix+"%"); err != nil {
+		t.Fatal(err)
+	}
+	return ns, err
 }
 
 // waitForALockWait polls the server until some transaction waits for a

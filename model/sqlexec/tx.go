@@ -22,8 +22,9 @@ const maxTxAttempts = 4
 var txRetries atomic.Int64
 
 // Retries is how many transactions (and lone statements) this process has
-// re-run after a deadlock, lock wait timeout, Galera certification failure or a node that
-// was not ready: the HA suite shows a conflict between two nodes this way.
+// re-run after a deadlock, lock wait timeout, Galera certification failure
+// or a node that was not ready: the HA suite shows a conflict between two
+// nodes this way.
 func Retries() int64 { return txRetries.Load() }
 
 // InTx runs fn in one transaction on a Session bound to it. A deadlock or

@@ -57,10 +57,6 @@ type Gap struct {
 	Still bool
 }
 
-// GapTo is the sample's gap to the ledger's sellable stock, the counter not
-// known to have held still.
-func (s Sample) GapTo(ledger int64) Gap { return Gap{Size: ledger - s.Count, Moves: s.Moves} }
-
 // Fault says whether a gap seen after prev is a fault to repair.
 //
 // Work in flight only ever puts a counter below the ledger: a take comes
@@ -102,7 +98,7 @@ return {old, redis.call('GET', KEYS[2]) or '0'}
 // after s (the note lapses after ttl), and reports whether it is a Fault
 // after the one the pass before saw.
 func (c *Counter) GapFault(ctx context.Context, productID int64, s Sample, ledger int64, ttl time.Duration) (bool, error) {
-	g := s.GapTo(ledger)
+	g := Gap{Size: ledger - s.Count, Moves: s.Moves}
 	note := strconv.FormatInt(g.Size, 10) + " " + strconv.FormatInt(g.Moves, 10)
 	vs, err := noteGapScript.Run(ctx, c.rdb, []string{GapKey(productID), MovesKey(productID)},
 		note, int(ttl.Seconds())).StringSlice()
