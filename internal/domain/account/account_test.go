@@ -9,9 +9,7 @@ import (
 
 	"orderflow/internal/domain/account"
 	"orderflow/internal/domain/bounds"
-	"orderflow/internal/infra/clock"
 	"orderflow/internal/testenv"
-	"orderflow/model"
 
 	"gorm.io/gorm"
 )
@@ -22,9 +20,8 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // with an admin in the context so the audit entries are written.
 func newService(t *testing.T) (*account.Service, *gorm.DB, context.Context) {
 	t.Helper()
-	db := testenv.Ledger(t)
-	ctx := testenv.AdminContext()
-	return account.New(model.NewStore(db), clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))), db, ctx
+	b := testenv.NewBase(t, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	return account.New(b.Store, b.Clock), b.DB, testenv.AdminContext()
 }
 
 // A user's name is 1..128 characters once trimmed and the opening balance

@@ -9,34 +9,29 @@ import (
 
 	"orderflow/internal/domain/bounds"
 	"orderflow/internal/domain/catalog"
-	"orderflow/internal/infra/clock"
 	"orderflow/internal/infra/stock"
 	"orderflow/internal/testenv"
-	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
-	"gorm.io/gorm"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// shop is the catalog service on a fresh MariaDB database and a Redis DB
-// of the test's own, with an admin in the context so the audit entries
-// are written.
+// shop is the catalog service on a fresh MariaDB database, its fake clock
+// and a Redis DB of the test's own, with an admin in the context so the
+// audit entries are written.
 type shop struct {
+	testenv.Base
 	ctx context.Context
 	svc *catalog.Service
-	db  *gorm.DB
 	rdb *redis.Client
 }
 
 func newShop(t *testing.T) *shop {
 	t.Helper()
-	db := testenv.Ledger(t)
-	rdb := testenv.Redis(t)
-	return &shop{ctx: testenv.AdminContext(), db: db, rdb: rdb,
-		svc: catalog.New(model.NewStore(db), rdb, clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))}
+	b, rdb := testenv.NewBase(t, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), testenv.Redis(t)
+	return &shop{Base: b, ctx: testenv.AdminContext(), rdb: rdb, svc: catalog.New(b.Store, rdb, b.Clock)}
 }
 
 func ptr(n int64) *int64 { return &n }
@@ -90,10 +85,10 @@ func TestCreateProduct(t *testing.T) {
 					t.Errorf("product (-want +got):\n%s", diff)
 				}
 			}
-			if n := testenv.Count(t, s.db, `SELECT COUNT(*) FROM products`); n != written {
+			if n := testenv.Count(t, s.DB, `SELECT COUNT(*) FROM products`); n != written {
 				t.Errorf("%d products, want %d", n, written)
 			}
-			if n := testenv.Count(t, s.db, `SELECT COUNT(*) FROM audit_entries WHERE action = 'product_create'`); n != written {
+			if n := testenv.Count(t, s.DB, `SELECT COUNT(*) FROM audit_entries WHERE action = 'product_create'`); n != written {
 				t.Errorf("%d audit entries, want %d", n, written)
 			}
 		})
@@ -151,7 +146,7 @@ func TestAddCards(t *testing.T) {
 					t.Errorf("added %d, want %d", n, len(c.codes))
 				}
 			}
-			if got := testenv.Count(t, s.db, `SELECT COUNT(*) FROM card_keys`); got != keys {
+			if got := testenv.Count(t, s.DB, `SELECT COUNT(*) FROM card_keys`); got != keys {
 				t.Errorf("%d keys, want %d", got, keys)
 			}
 			v, err := s.svc.Product(s.ctx, card)
@@ -164,7 +159,7 @@ func TestAddCards(t *testing.T) {
 			}
 		})
 	}
-	if n := testenv.Count(t, s.db, `SELECT COUNT(*) FROM card_keys WHERE code = 'A1'`); n != 1 {
+	if n := testenv.Count(t, s.DB, `SELECT COUNT(*) FROM card_keys WHERE code = 'A1'`); n != 1 {
 		t.Errorf("the padded code was not stored trimmed")
 	}
 }

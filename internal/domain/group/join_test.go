@@ -22,7 +22,7 @@ func TestJoin(t *testing.T) {
 	ann, bob, cid := f.user(t, "ann", 0), f.user(t, "bob", 0), f.user(t, "cid", 0)
 	g := f.group(t, 100)
 	closed := f.group(t, 100)
-	if err := f.db.Exec("UPDATE `groups` SET status = ? WHERE id = ?", model.GroupClosed, closed.ID).Error; err != nil {
+	if err := f.DB.Exec("UPDATE `groups` SET status = ? WHERE id = ?", model.GroupClosed, closed.ID).Error; err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -40,7 +40,7 @@ func TestJoin(t *testing.T) {
 		{"no such group", "Gnone", cid, 0, group.ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.clock.Set(g.CreatedAt.Add(tc.at))
+			f.Clock.Set(g.CreatedAt.Add(tc.at))
 			if err := f.svc.Join(f.ctx, tc.groupNo, tc.user); !errors.Is(err, tc.want) {
 				t.Errorf("Join = %v, want %v", err, tc.want)
 			}
@@ -53,7 +53,7 @@ func TestJoin(t *testing.T) {
 	if diff := cmp.Diff([]group.ParticipantView{{UserID: ann}, {UserID: bob}}, v.Participants); diff != "" {
 		t.Errorf("participants (-want +got):\n%s", diff)
 	}
-	if n := testenv.Count(t, f.db, "SELECT COUNT(*) FROM group_participants WHERE group_id = ?", closed.ID); n != 0 {
+	if n := testenv.Count(t, f.DB, "SELECT COUNT(*) FROM group_participants WHERE group_id = ?", closed.ID); n != 0 {
 		t.Errorf("the closed group has %d participants, want 0", n)
 	}
 }
@@ -64,7 +64,7 @@ func TestJoin(t *testing.T) {
 func TestCreateRefuses(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	now := f.clock.Now()
+	now := f.Clock.Now()
 	for _, tc := range []struct {
 		name     string
 		title    string
@@ -87,7 +87,7 @@ func TestCreateRefuses(t *testing.T) {
 			}
 		})
 	}
-	if n := testenv.Count(t, f.db, "SELECT COUNT(*) FROM `groups`"); n != 0 {
+	if n := testenv.Count(t, f.DB, "SELECT COUNT(*) FROM `groups`"); n != 0 {
 		t.Errorf("%d groups written, want none", n)
 	}
 }

@@ -29,8 +29,8 @@ type state struct {
 func (f *fixture) state(t *testing.T, g *model.Group, members ...int64) state {
 	t.Helper()
 	s := state{Status: f.row(t, g.GroupNo).Status,
-		Charges: testenv.Count(t, f.db, "SELECT COUNT(*) FROM wallet_entries WHERE kind = 'charge' AND ref LIKE ?", "group:"+g.GroupNo+":%"),
-		Notices: testenv.Count(t, f.db, "SELECT COUNT(*) FROM notifications WHERE kind = 'group_failed' AND notify_id LIKE ?", "group-failed:"+g.GroupNo+":%")}
+		Charges: testenv.Count(t, f.DB, "SELECT COUNT(*) FROM wallet_entries WHERE kind = 'charge' AND ref LIKE ?", "group:"+g.GroupNo+":%"),
+		Notices: testenv.Count(t, f.DB, "SELECT COUNT(*) FROM notifications WHERE kind = 'group_failed' AND notify_id LIKE ?", "group-failed:"+g.GroupNo+":%")}
 	for _, m := range members {
 		s.Balances = append(s.Balances, f.balance(t, m))
 	}
@@ -55,7 +55,7 @@ func TestSettleAtTheDeadlineChargesEveryoneOnce(t *testing.T) {
 		{"the task again: nothing more", time.Hour + time.Minute, true, state{model.GroupSettled, []int64{300, 0}, 2, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.clock.Set(g.CreatedAt.Add(tc.at))
+			f.Clock.Set(g.CreatedAt.Add(tc.at))
 			err := f.svc.Settle(f.ctx, g.GroupNo, false, 0, 3)
 			if due := !errors.Is(err, group.ErrNotDue); due != tc.due || (due && err != nil) {
 				t.Fatalf("Settle = %v, want due: %v", err, tc.due)
@@ -75,7 +75,7 @@ func TestShortMemberFailsTheGroupUntilAnOperatorRetries(t *testing.T) {
 	f := newFixture(t)
 	ann, bob := f.user(t, "ann", 500), f.user(t, "bob", 100)
 	g := f.group(t, 200, ann, bob)
-	f.clock.Set(g.Deadline)
+	f.Clock.Set(g.Deadline)
 
 	err := f.svc.Settle(f.ctx, g.GroupNo, false, 0, 3)
 	if !apperr.IsFinal(err) {
@@ -88,7 +88,7 @@ func TestShortMemberFailsTheGroupUntilAnOperatorRetries(t *testing.T) {
 		t.Errorf("failure reason %q, want it to name bob (%d) only", why, bob)
 	}
 
-	if err := f.db.Exec("UPDATE users SET balance_cents = 200 WHERE id = ?", bob).Error; err != nil {
+	if err := f.DB.Exec("UPDATE users SET balance_cents = 200 WHERE id = ?", bob).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := f.svc.Settle(f.ctx, g.GroupNo, false, 0, 3); err != nil {
@@ -110,7 +110,7 @@ func TestShortMemberFailsTheGroupUntilAnOperatorRetries(t *testing.T) {
 	if got := f.row(t, g.GroupNo).SettleGen; got != gen+1 {
 		t.Errorf("settle generation %d after the retry, want %d", got, gen+1)
 	}
-	audit, err := f.store.AuditFor(f.ctx, g.GroupNo)
+	audit, err := f.Store.AuditFor(f.ctx, g.GroupNo)
 	if err != nil || len(audit) != 1 || audit[0].Action != trail.GroupRetry || audit[0].Actor != "ann-op" {
 		t.Errorf("audit trail after the retry: %+v, %v; want one group_retry by ann-op", audit, err)
 	}
@@ -131,7 +131,7 @@ func TestRetryBudgetThenFailed(t *testing.T) {
 	f := newFixture(t)
 	ann := f.user(t, "ann", 500)
 	g := f.group(t, 200, ann)
-	f.clock.Set(g.Deadline)
+	f.Clock.Set(g.Deadline)
 	if err := failpoint.Enable(failpoint.GroupCharge, "error@"+g.GroupNo); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestFlushExhausted(t *testing.T) {
 	f := newFixture(t)
 	ann := f.user(t, "ann", 500)
 	pending, settled := f.group(t, 200, ann), f.group(t, 100, ann)
-	f.clock.Set(settled.Deadline)
+	f.Clock.Set(settled.Deadline)
 	if err := f.svc.Settle(f.ctx, settled.GroupNo, false, 0, 3); err != nil {
 		t.Fatal(err)
 	}

@@ -23,14 +23,14 @@ func TestOpenOncePerNumber(t *testing.T) {
 	o := l.order(t, model.OrderFinished, 1000)
 	type written struct{ Refunds, Events, Tasks, RefundedCents int64 }
 	got := func() written {
-		row, err := l.store.OrderByID(l.ctx, o.ID)
+		row, err := l.Store.OrderByID(l.ctx, o.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return written{
-			Refunds:       testenv.Count(t, l.db, `SELECT COUNT(*) FROM refunds WHERE order_id = ?`, o.ID),
-			Events:        testenv.Count(t, l.db, `SELECT COUNT(*) FROM events WHERE object_type = 'refund'`),
-			Tasks:         testenv.Count(t, l.db, `SELECT COUNT(*) FROM outbox WHERE task_type = 'refund:execute'`),
+			Refunds:       testenv.Count(t, l.DB, `SELECT COUNT(*) FROM refunds WHERE order_id = ?`, o.ID),
+			Events:        testenv.Count(t, l.DB, `SELECT COUNT(*) FROM events WHERE object_type = 'refund'`),
+			Tasks:         testenv.Count(t, l.DB, `SELECT COUNT(*) FROM outbox WHERE task_type = 'refund:execute'`),
 			RefundedCents: row.RefundedCents,
 		}
 	}
@@ -100,11 +100,11 @@ func TestOpenHoldsThePaymentsSum(t *testing.T) {
 			if !errors.Is(err, c.err) {
 				t.Fatalf("open: %v, want %v", err, c.err)
 			}
-			rows := testenv.Count(t, l.db, `SELECT COUNT(*) FROM refunds WHERE base_no = ?`, c.no)
+			rows := testenv.Count(t, l.DB, `SELECT COUNT(*) FROM refunds WHERE base_no = ?`, c.no)
 			if want := map[bool]int64{true: 1, false: 0}[c.err == nil]; rows != want {
 				t.Errorf("%d refunds under %s, want %d", rows, c.no, want)
 			}
-			row, err := l.store.OrderByID(l.ctx, o.ID)
+			row, err := l.Store.OrderByID(l.ctx, o.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -60,7 +60,7 @@ func TestRetry(t *testing.T) {
 			if _, err := l.svc.Retry(l.ctx, no); !errors.Is(err, refund.ErrNotManual) {
 				t.Errorf("a second retry: %v, want ErrNotManual", err)
 			}
-			if n := testenv.Count(t, l.db, `SELECT COUNT(*) FROM audit_entries WHERE action = 'refund_retry'`); n != int64(i+1) {
+			if n := testenv.Count(t, l.DB, `SELECT COUNT(*) FROM audit_entries WHERE action = 'refund_retry'`); n != int64(i+1) {
 				t.Errorf("%d retry audit entries, want %d", n, i+1)
 			}
 			if st.want != base {
@@ -93,7 +93,7 @@ func TestManualMoney(t *testing.T) {
 	if got.Status != model.RefundManual || got.Attempts != 0 || got.LastError != refund.ManualMoney {
 		t.Errorf("after execute: %s, %d attempts, last error %q; want manual, none sent, %q", got.Status, got.Attempts, got.LastError, refund.ManualMoney)
 	}
-	if n := testenv.Count(t, l.db, `SELECT COUNT(*) FROM notifications WHERE kind = 'refund_manual'`); n != 1 {
+	if n := testenv.Count(t, l.DB, `SELECT COUNT(*) FROM notifications WHERE kind = 'refund_manual'`); n != 1 {
 		t.Errorf("%d admin alerts, want 1", n)
 	}
 	if _, err := l.svc.Retry(l.ctx, r.RefundNo); !errors.Is(err, refund.ErrManualMoney) {
@@ -105,7 +105,7 @@ func TestManualMoney(t *testing.T) {
 	if err := l.svc.Resolve(l.ctx, r.RefundNo, "paid back by bank transfer"); err != nil {
 		t.Fatalf("resolve: %v", err)
 	}
-	if row, _ := l.store.OrderByID(l.ctx, o.ID); row.Status != model.OrderRefunded {
+	if row, _ := l.Store.OrderByID(l.ctx, o.ID); row.Status != model.OrderRefunded {
 		t.Errorf("order %s after its only refund was resolved, want refunded", row.Status)
 	}
 }
@@ -146,7 +146,7 @@ func TestResolveNote(t *testing.T) {
 			if last.ToStatus != "succeeded" || last.Reason != c.reason || utf8.RuneCountInString(last.Reason) > 64 {
 				t.Errorf("last move to %s, reason %q; want succeeded, %q", last.ToStatus, last.Reason, c.reason)
 			}
-			if n := testenv.Count(t, l.db, `SELECT COUNT(*) FROM audit_entries WHERE action = 'refund_resolve' AND object = ?`, r.RefundNo); n != 1 {
+			if n := testenv.Count(t, l.DB, `SELECT COUNT(*) FROM audit_entries WHERE action = 'refund_resolve' AND object = ?`, r.RefundNo); n != 1 {
 				t.Errorf("%d resolve audit entries, want 1", n)
 			}
 		})
@@ -178,7 +178,7 @@ func TestCallbackFromItsProvider(t *testing.T) {
 			}
 		})
 	}
-	if n := testenv.Count(t, l.db, `SELECT COUNT(*) FROM refunds WHERE status = 'succeeded'`); n != 2 {
+	if n := testenv.Count(t, l.DB, `SELECT COUNT(*) FROM refunds WHERE status = 'succeeded'`); n != 2 {
 		t.Errorf("%d refunds succeeded, want 2", n)
 	}
 }

@@ -11,14 +11,12 @@ import (
 	"time"
 
 	"orderflow/internal/domain/webhook"
-	"orderflow/internal/infra/clock"
 	outbound "orderflow/internal/infra/post"
 	"orderflow/internal/testenv"
 	"orderflow/model"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
-	"gorm.io/gorm"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -65,29 +63,26 @@ func (r *receiver) received() []post {
 // ledger is a fresh migrated database, the service on it posting to a
 // receiver, and a fake clock.
 type ledger struct {
-	db    *gorm.DB
-	store *model.Store
-	clock *clock.Fake
-	svc   *webhook.Service
-	recv  *receiver
+	testenv.Base
+	svc  *webhook.Service
+	recv *receiver
 }
 
 const secret = "whsec-test"
 
 func newLedger(t *testing.T) *ledger {
 	t.Helper()
-	db := testenv.Ledger(t)
-	l := &ledger{db: db, store: model.NewStore(db), clock: clock.NewFake(time.Now()), recv: newReceiver(t)}
-	l.svc = &webhook.Service{Store: l.store, URL: l.recv.URL, Secret: secret, Post: outbound.With(&http.Client{Timeout: 5 * time.Second}), PostTimeout: 5 * time.Second,
-		Clock: l.clock, Log: zap.NewNop()}
+	l := &ledger{Base: testenv.NewBase(t, time.Now()), recv: newReceiver(t)}
+	l.svc = &webhook.Service{Store: l.Store, URL: l.recv.URL, Secret: secret, Post: outbound.With(&http.Client{Timeout: 5 * time.Second}), PostTimeout: 5 * time.Second,
+		Clock: l.Clock, Log: zap.NewNop()}
 	return l
 }
 
 // event writes an undelivered webhook row, as a move would have.
 func (l *ledger) event(t *testing.T, id string, leaseUntil *time.Time) {
 	t.Helper()
-	now := l.clock.Now()
-	if err := l.db.Exec(`INSERT INTO webhooks (event_id, type, body, next_attempt_at, created_at, lease_until) VALUES (?, ?, ?, ?, ?, ?)`,
+	now := l.Clock.Now()
+	if err := l.DB.Exec(`INSERT INTO webhooks (event_id, type, body, next_attempt_at, created_at, lease_until) VALUES (?, ?, ?, ?, ?, ?)`,
 		id, "order.paid", `{"id":"`+id+`","type":"order.paid"}`, now, now, leaseUntil).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +99,7 @@ type row struct {
 
 func (l *ledger) row(t *testing.T, id string) row {
 	t.Helper()
-	w, err := l.store.WebhookByEventID(context.Background(), id)
+	w, err := l.Store.WebhookByEventID(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +116,7 @@ func TestDeliverUntilAcknowledged(t *testing.T) {
 	l := newLedger(t)
 	ctx := context.Background()
 	l.event(t, "evt_a", nil)
-	start := l.clock.Now()
+	start := l.Clock.Now()
 	cases := []struct {
 		name    string
 		status  int
@@ -143,7 +138,7 @@ func TestDeliverUntilAcknowledged(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			l.clock.Set(start.Add(time.Duration(i) * time.Minute))
+			l.Clock.Set(start.Add(time.Duration(i) * time.Minute))
 			l.recv.answer(tc.status)
 			err := l.svc.Deliver(ctx, "evt_a", tc.retryIn)
 			if (err != nil) != tc.err {
@@ -160,7 +155,7 @@ func TestDeliverUntilAcknowledged(t *testing.T) {
 				return // nothing posted: nothing signed now
 			}
 			last := posts[len(posts)-1]
-			if err := webhook.Verify(secret, last.Signature, []byte(last.Body), l.clock.Now(), time.Second); err != nil {
+			if err := webhook.Verify(secret, last.Signature, []byte(last.Body), l.Clock.Now(), time.Second); err != nil {
 				t.Errorf("the post's signature: %v", err)
 			}
 		})
@@ -174,7 +169,7 @@ func TestDeliverRefuses(t *testing.T) {
 	t.Parallel()
 	l := newLedger(t)
 	ctx := context.Background()
-	held := l.clock.Now().Add(time.Minute)
+	held := l.Clock.Now().Add(time.Minute)
 	l.event(t, "evt_held", &held)
 	l.event(t, "evt_off", nil)
 
@@ -192,11 +187,11 @@ func TestDeliverRefuses(t *testing.T) {
 	if n := len(l.recv.received()); n != 0 {
 		t.Fatalf("%d posts, want none", n)
 	}
-	if diff := cmp.Diff(row{NextAttempt: l.clock.Now()}, l.row(t, "evt_off")); diff != "" {
+	if diff := cmp.Diff(row{NextAttempt: l.Clock.Now()}, l.row(t, "evt_off")); diff != "" {
 		t.Errorf("row with webhooks off (-want +got):\n%s", diff)
 	}
 
-	l.clock.Set(held.Add(time.Millisecond)) // the holder died: its lease ran out
+	l.Clock.Set(held.Add(time.Millisecond)) // the holder died: its lease ran out
 	if err := l.svc.Deliver(ctx, "evt_held", time.Second); err != nil {
 		t.Fatalf("Deliver after the lease ran out = %v", err)
 	}
