@@ -32,29 +32,36 @@ func (s *Store) InsertCards(ctx context.Context, productID int64, codes []string
 }
 
 // LockCardsLater moves qty sellable keys (UNSOLD or RECYCLED) of a product to
-// LOCKED for an order. It picks keys with FOR UPDATE SKIP LOCKED, so
+// LOCKED for an order. The keys are picked with FOR UPDATE SKIP LOCKED, so
 // concurrent creates take different keys instead of queueing behind each
-// other's row locks, and reports false, changing nothing, when fewer than qty
-// are free. The picked keys then move with a conditional UPDATE naming the
-// statuses they leave, which must move them all or the transaction fails
-// with ErrUnmet; inside a MariaDB transaction it waits for the next round
-// trip (laterExpect).
-func (s *Store) LockCardsLater(ctx context.Context, productID, orderID int64, qty int, at time.Time) (bool, error) {
+// other's row locks, and moved by a conditional UPDATE naming the statuses
+// they leave. On MySQL and MariaDB the pick is a derived table of that
+// UPDATE (joined by id, so the update reads only the picked rows): one
+// statement, which inside a MariaDB transaction waits for the next round
+// trip (laterExpect) instead of taking one of its own. Fewer than qty free
+// keys fail the transaction with ErrUnmet, nothing moved.
+func (s *Store) LockCardsLater(ctx context.Context, productID, orderID int64, qty int, at time.Time) error {
+	check := fmt.Sprintf("%d card keys of product %d for order %d", qty, productID, orderID)
+	if !s.d.sqlite {
+		return s.laterExpect(ctx, check, int64(qty),
+			`UPDATE card_keys JOIN (SELECT id FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT ? FOR UPDATE SKIP LOCKED) AS pick USING (id)
+			SET card_keys.status = 'LOCKED', card_keys.order_id = ?, card_keys.updated_at = ? WHERE card_keys.status IN ('UNSOLD', 'RECYCLED')`,
+			productID, qty, orderID, at)
+	}
+	// SQLite has one writer at a time: nothing to skip, and no UPDATE … JOIN.
 	var ids []int64
-	if err := s.all(ctx, &ids,
-		`SELECT id FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT ? FOR UPDATE SKIP LOCKED`,
-		productID, qty); err != nil {
-		return false, err
+	if err := s.all(ctx, &ids, `SELECT id FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT ?`, productID, qty); err != nil {
+		return err
 	}
 	if len(ids) < qty {
-		return false, nil
+		return fmt.Errorf("%w: %s (%d free)", ErrUnmet, check, len(ids))
 	}
 	args := make([]any, 0, 2+len(ids))
 	args = append(args, orderID, at)
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	return true, s.laterExpect(ctx, fmt.Sprintf("%d card keys of product %d for order %d", len(ids), productID, orderID), int64(len(ids)),
+	return s.laterExpect(ctx, check, int64(len(ids)),
 		`UPDATE card_keys SET status = 'LOCKED', order_id = ?, updated_at = ? WHERE id IN (`+placeholders(len(ids))+`) AND status IN ('UNSOLD', 'RECYCLED')`,
 		args...)
 }

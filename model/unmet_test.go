@@ -79,21 +79,18 @@ func unmetRollsBack(t *testing.T, b *bundle, product int64) {
 
 	// Fewer free keys than asked: nothing is locked.
 	testenv.Exec(t, b.db, `INSERT INTO card_keys (product_id, code, status, updated_at) VALUES (?, ?, 'UNSOLD', ?)`, product, fmt.Sprintf("UNMET-K-%d", product), b.now)
-	var ok bool
-	if err := b.store.InTx(b.ctx, func(tx *model.Store) (err error) {
-		ok, err = tx.LockCardsLater(b.ctx, product, o.ID, 2, b.now)
-		return err
-	}); err != nil || ok {
-		t.Fatalf("LockCardsLater(2 of 1 free) = %v, %v; want false, nil", ok, err)
+	if err := b.store.InTx(b.ctx, func(tx *model.Store) error {
+		return tx.LockCardsLater(b.ctx, product, o.ID, 2, b.now)
+	}); !errors.Is(err, model.ErrUnmet) {
+		t.Fatalf("LockCardsLater(2 of 1 free) = %v; want ErrUnmet", err)
 	}
 	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'UNSOLD'`, product); n != 1 {
 		t.Errorf("the one free key moved although the order could not get two")
 	}
-	if err := b.store.InTx(b.ctx, func(tx *model.Store) (err error) {
-		ok, err = tx.LockCardsLater(b.ctx, product, o.ID, 1, b.now)
-		return err
-	}); err != nil || !ok {
-		t.Fatalf("LockCardsLater(1 of 1 free) = %v, %v; want true, nil", ok, err)
+	if err := b.store.InTx(b.ctx, func(tx *model.Store) error {
+		return tx.LockCardsLater(b.ctx, product, o.ID, 1, b.now)
+	}); err != nil {
+		t.Fatalf("LockCardsLater(1 of 1 free) = %v; want nil", err)
 	}
 	if n := testenv.Count(t, b.db, `SELECT COUNT(*) FROM card_keys WHERE product_id = ? AND status = 'LOCKED' AND order_id = ?`, product, o.ID); n != 1 {
 		t.Errorf("the key is not LOCKED to the order")

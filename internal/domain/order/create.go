@@ -113,7 +113,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest) (*Created, erro
 		return tx.InsertOutboxLater(ctx, closeRow(o.OrderNo, 1, o.ExpireAt, now))
 	})
 	if errors.Is(err, model.ErrUnmet) {
-		err = ErrOutOfStock // the picked keys did not all move (LockCardsLater)
+		err = ErrOutOfStock // too few free keys (LockCardsLater)
 	}
 	if err != nil {
 		if limited {
@@ -152,11 +152,7 @@ func (s *Service) payFree(ctx context.Context, tx *model.Store, o *model.Order) 
 // → LOCKED, or a limited product's stock column.
 func lockStock(ctx context.Context, tx *model.Store, p *model.Product, o *model.Order) error {
 	if p.Kind == model.KindCard {
-		ok, err := tx.LockCardsLater(ctx, p.ID, o.ID, o.Quantity, o.CreatedAt)
-		if err == nil && !ok {
-			err = ErrOutOfStock
-		}
-		return err
+		return tx.LockCardsLater(ctx, p.ID, o.ID, o.Quantity, o.CreatedAt) // too few: ErrUnmet
 	}
 	if p.Stock == nil {
 		return nil // unlimited
