@@ -126,7 +126,7 @@ func phaseCloseAndGroup(ctx context.Context, e *benchEnv, r *Report) error {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
-			defer captureProfiles(ctx, e, s, dir, time.Now().Add(p.OrderTTL.D()+time.Second), 2*time.Second)()
+			defer captureProfiles(ctx, e, s, "close", dir, time.Now().Add(p.OrderTTL.D()+time.Second), 2*time.Second)()
 		}
 		r.Close, err = runCloseBurst(ctx, e, c)
 		hi, _ := queryInt(ctx, e.db, `SELECT COALESCE(MAX(id), 0) FROM orders`)

@@ -123,6 +123,9 @@ func distanceProduct(ctx context.Context, e *benchEnv, res *DistanceResult, prob
 		return err
 	}
 	quiesce(ctx, e.db, "the closed loop at a distance")
+	if p.Profile != "" {
+		defer captureProfiles(ctx, e, s, "distance", p.Profile, time.Now().Add(p.Warmup.D()), p.Steady.D())()
+	}
 	w := watchProduct(e, s)
 	cpu0, b0, n0 := w.snapshot(), scrapeBatches(ctx, e, s), px.snapshot()
 	stop, loaded := make(chan struct{}), make(chan DelayProbe, 1)

@@ -33,7 +33,7 @@ func phaseE2E(ctx context.Context, e *benchEnv, r *Report, expected float64) err
 	cpu0 := w.snapshot()
 	r.E2E = &E2EReport{Workers: p.Workers, Pay: p.Pay}
 	if p.Profile != "" {
-		wait := captureProfiles(ctx, e, s, p.Profile, time.Now().Add(p.Warmup.D()), p.Steady.D())
+		wait := captureProfiles(ctx, e, s, "e2e", p.Profile, time.Now().Add(p.Warmup.D()), p.Steady.D())
 		defer wait()
 	}
 	b0 := scrapeBatches(ctx, e, s)

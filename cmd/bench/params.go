@@ -163,7 +163,7 @@ func parseParams(args []string) (Params, error) {
 	fs.IntVar(&p.GoMaxProcs, "gomaxprocs", -1, "GOMAXPROCS of the API and worker processes: -1 shares the CPUs among them (CPUs ÷ processes, at least 1), 0 leaves Go's default (every CPU each); the bench itself keeps the default")
 	fs.StringVar(&p.JSONPath, "json", p.JSONPath, "also write the JSON here")
 	fs.StringVar(&p.WorkDir, "work", p.WorkDir, "directory for binaries and child logs")
-	fs.StringVar(&p.Profile, "profile", p.Profile, "write CPU profiles of the API and workers over the closed loop's steady window into this directory")
+	fs.StringVar(&p.Profile, "profile", p.Profile, "write CPU profiles of the API, the workers and the bench over the closed loops' steady windows (loopback and at a distance) into this directory")
 	fs.Var(&p.Deadline, "budget", "time budget of the whole run")
 	fs.Var(&p.Drain, "drain", "longest wait for a phase's orders to finish")
 	fs.Var(&p.Statements, "statements", "run only the statements bench: a paysim statement day of each of these many lines, reconciled in-process (make bench-statements)")

@@ -14,10 +14,10 @@ import (
 
 // captureProfiles fetches a CPU profile of d from the API and each worker
 // (their admin-only /debug/pprof/profile), and takes the bench's own, into
-// dir/<name>.pprof,
-// starting at `at`; it returns at once and the wait func blocks until all
-// are written. Read them with `go tool pprof -top <binary> <file>`.
-func captureProfiles(ctx context.Context, e *benchEnv, s *stack, dir string, at time.Time, d time.Duration) (wait func()) {
+// dir/<name>.pprof (the children's names, and label-bench), starting at
+// `at`; it returns at once and the wait func blocks until all are written.
+// Read them with `go tool pprof -top <binary> <file>`.
+func captureProfiles(ctx context.Context, e *benchEnv, s *stack, label, dir string, at time.Time, d time.Duration) (wait func()) {
 	var wg sync.WaitGroup
 	capture := func(name string, write func(path string) error) {
 		wg.Add(1)
@@ -40,7 +40,7 @@ func captureProfiles(ctx context.Context, e *benchEnv, s *stack, dir string, at 
 		capture(c.Name, func(path string) error { return fetchProfile(ctx, e, c.addr, path, d) })
 	}
 	// The load generator itself: its CPU is taken from the stack it drives.
-	capture("bench", func(path string) error { return profileSelf(path, d) })
+	capture(label+"-bench", func(path string) error { return profileSelf(path, d) })
 	return wg.Wait
 }
 
