@@ -36,15 +36,19 @@ func (s *Store) InsertCards(ctx context.Context, productID int64, codes []string
 // concurrent creates take different keys instead of queueing behind each
 // other's row locks, and moved by a conditional UPDATE naming the statuses
 // they leave. On MySQL and MariaDB the pick is a derived table of that
-// UPDATE (joined by id, so the update reads only the picked rows): one
-// statement, which inside a MariaDB transaction waits for the next round
-// trip (laterExpect) instead of taking one of its own. Fewer than qty free
+// UPDATE: one statement, which inside a MariaDB transaction waits for the
+// next round trip (laterExpect) instead of taking one of its own. The join
+// order is pinned (the pick first, then each picked key by its primary
+// key): on a small table the optimizer would rather scan card_keys, and
+// that scan waits on every key another create holds, which is what the
+// pick skips. Fewer than qty free
 // keys fail the transaction with ErrUnmet, nothing moved.
 func (s *Store) LockCardsLater(ctx context.Context, productID, orderID int64, qty int, at time.Time) error {
 	check := fmt.Sprintf("%d card keys of product %d for order %d", qty, productID, orderID)
 	if !s.d.sqlite {
 		return s.laterExpect(ctx, check, int64(qty),
-			`UPDATE card_keys JOIN (SELECT id FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT ? FOR UPDATE SKIP LOCKED) AS pick USING (id)
+			`UPDATE (SELECT id FROM card_keys WHERE product_id = ? AND status IN ('UNSOLD', 'RECYCLED') LIMIT ? FOR UPDATE SKIP LOCKED) AS pick
+			STRAIGHT_JOIN card_keys FORCE INDEX (PRIMARY) ON card_keys.id = pick.id
 			SET card_keys.status = 'LOCKED', card_keys.order_id = ?, card_keys.updated_at = ? WHERE card_keys.status IN ('UNSOLD', 'RECYCLED')`,
 			productID, qty, orderID, at)
 	}
