@@ -75,7 +75,9 @@ func (s *Session) Insert(ctx context.Context, query string, args ...any) (int64,
 }
 
 // ExecResult runs a statement (with any held ones before it) and returns
-// the driver's result: both the insert id and the rows affected. Alone on
+// the driver's result: both the insert id and the rows affected. Its
+// arguments go to the driver as they are (no `IN ?` list expansion: that
+// is gorm's, which Exec uses but which keeps no insert id). Alone on
 // the pool, a statement that lost to another transaction before taking
 // effect is run again (lostAlone).
 func (s *Session) ExecResult(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
