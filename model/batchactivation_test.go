@@ -18,9 +18,7 @@ import (
 // paid for fails whole.
 func TestBatchActivationStatements(t *testing.T) {
 	b := setup(t)
-	t.Run("checked by the server", func(t *testing.T) { batchStatements(t, b, "S") })
-	b.store = model.CheckedInGo(b.store)
-	t.Run("checked in Go", func(t *testing.T) { batchStatements(t, b, "G") })
+	eachCheckPath(t, b, batchStatements, "S", "G")
 }
 
 func batchStatements(t *testing.T, b *bundle, tag string) {

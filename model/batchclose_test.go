@@ -17,9 +17,7 @@ import (
 // and commits nothing, and so does a second restore flow for an order.
 func TestBatchCloseStatements(t *testing.T) {
 	b := setup(t)
-	t.Run("checked by the server", func(t *testing.T) { batchCloseStatements(t, b, 100) })
-	b.store = model.CheckedInGo(b.store)
-	t.Run("checked in Go", func(t *testing.T) { batchCloseStatements(t, b, 200) })
+	eachCheckPath(t, b, batchCloseStatements, 100, 200)
 }
 
 func batchCloseStatements(t *testing.T, b *bundle, uid int64) {

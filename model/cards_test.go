@@ -16,9 +16,7 @@ import (
 // where a locking clause's meaning is the server's to keep.
 func TestLockCardsSkipsAKeyAnotherCreateHolds(t *testing.T) {
 	b := setup(t)
-	t.Run("checked by the server", func(t *testing.T) { lockCardsSkips(t, b, 91) })
-	b.store = model.CheckedInGo(b.store)
-	t.Run("checked in Go", func(t *testing.T) { lockCardsSkips(t, b, 92) })
+	eachCheckPath(t, b, lockCardsSkips, 91, 92)
 }
 
 func lockCardsSkips(t *testing.T, b *bundle, product int64) {

@@ -32,6 +32,15 @@ func setup(t *testing.T) *bundle {
 	return &bundle{store: model.NewStore(db), db: db, ctx: context.Background(), now: time.Now().UTC().Truncate(time.Millisecond)}
 }
 
+// eachCheckPath runs test on b twice: with MariaDB checking the held
+// statements' expectations, then with Go checking them as on MySQL
+// (CheckedInGo); each run gets its own key for its fixtures.
+func eachCheckPath[K any](t *testing.T, b *bundle, test func(t *testing.T, b *bundle, key K), server, inGo K) {
+	t.Run("checked by the server", func(t *testing.T) { test(t, b, server) })
+	b.store = model.CheckedInGo(b.store)
+	t.Run("checked in Go", func(t *testing.T) { test(t, b, inGo) })
+}
+
 // order inserts an order in a status (written directly, as a fixture).
 func (b *bundle) order(t *testing.T, status model.OrderStatus) *model.Order {
 	t.Helper()

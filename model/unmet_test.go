@@ -18,9 +18,7 @@ func TestUnmetExpectationRollsBackTheTransaction(t *testing.T) {
 	if !model.ServerChecks(b.store) {
 		t.Fatal("the test server is MariaDB: its checks should travel with the statements")
 	}
-	t.Run("checked by the server", func(t *testing.T) { unmetRollsBack(t, b, 77) })
-	b.store = model.CheckedInGo(b.store)
-	t.Run("checked in Go", func(t *testing.T) { unmetRollsBack(t, b, 78) })
+	eachCheckPath(t, b, unmetRollsBack, 77, 78)
 }
 
 func unmetRollsBack(t *testing.T, b *bundle, product int64) {
